@@ -1,0 +1,26 @@
+# `make demo` runs the main example; `make test` runs the whole test suite.
+# Each creates the virtualenv .venv (xjax with its test extra; no `jax` in it).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+.PHONY: demo test goldens
+demo: $(VENV)/.installed
+	$(PY) examples/demo.py
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -q -n 2 tests
+
+# Regenerates tests/golden/* with real JAX, in a virtualenv of its own.
+goldens:
+	$(PYTHON) -m venv .venv-jax
+	.venv-jax/bin/python -m pip install -q 'jax==0.10.2' 'jaxlib==0.10.2' numpy ml_dtypes
+	.venv-jax/bin/python tools/make_goldens.py
+	.venv-jax/bin/python tools/golden_dtypes.py
+	.venv-jax/bin/python tools/golden_pytrees.py

@@ -1,0 +1,27 @@
+"""xjax: JAX's programming model written from scratch in Python, compiled by XLA.
+
+Use it as ``import xjax as jax; import xjax.numpy as jnp``.
+"""
+from xjax._src.config import config as config
+from xjax._src.config import (default_device as default_device, disable_jit as disable_jit,
+                              enable_checks as enable_checks)
+from xjax._src.array import Array as Array
+from xjax._src.jit import jit as jit
+from xjax._src.api import (ShapeDtypeStruct as ShapeDtypeStruct,
+                           block_until_ready as block_until_ready,
+                           default_backend as default_backend, device_count as device_count,
+                           device_get as device_get, device_put as device_put,
+                           devices as devices, eval_shape as eval_shape,
+                           local_device_count as local_device_count,
+                           local_devices as local_devices, make_jaxpr as make_jaxpr,
+                           process_count as process_count, process_index as process_index)
+from xjax._src.core import ShapedArray as ShapedArray
+
+from xjax import dtypes as dtypes
+from xjax import errors as errors
+from xjax import lax as lax
+from xjax import numpy as numpy
+from xjax import tree as tree
+from xjax import tree_util as tree_util
+
+__version__ = "0.1.0"

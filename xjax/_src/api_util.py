@@ -1,0 +1,196 @@
+"""Helpers shared by the transformations: flattening functions, argnums, debug info."""
+from __future__ import annotations
+
+import inspect
+import operator
+from collections.abc import Callable, Sequence
+
+from xjax._src import core
+from xjax._src import source_info
+from xjax._src import tree_util
+from xjax._src.interpreters.partial_eval import DebugInfo
+
+
+class Store:
+  """A write-once box, filled when a traced function returns (e.g. its out_tree)."""
+  __slots__ = ("_value",)
+  _EMPTY = object()
+
+  def __init__(self):
+    self._value = Store._EMPTY
+
+  def set(self, value):
+    assert self._value is Store._EMPTY, "internal: Store written twice"
+    self._value = value
+
+  @property
+  def val(self):
+    assert self._value is not Store._EMPTY, "internal: Store read before written"
+    return self._value
+
+
+def flatten_fun(fun: Callable, in_tree) -> tuple[Callable, Store]:
+  """A function of flat leaves calling `fun(*args, **kwargs)`; the store gets the out_tree.
+
+  `in_tree` is the treedef of ``(args, kwargs)``.
+  """
+  store = Store()
+
+  def flat_fun(*leaves):
+    args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
+    out = fun(*args, **kwargs)
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+    store.set(out_tree)
+    return out_leaves
+
+  return flat_fun, store
+
+
+def flatten_fun_nokwargs(fun: Callable, in_tree) -> tuple[Callable, Store]:
+  """Like `flatten_fun`, for `in_tree` the treedef of the positional args tuple."""
+  store = Store()
+
+  def flat_fun(*leaves):
+    args = tree_util.tree_unflatten(in_tree, leaves)
+    out = fun(*args)
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+    store.set(out_tree)
+    return out_leaves
+
+  return flat_fun, store
+
+
+def fun_signature(fun) -> inspect.Signature | None:
+  try:
+    return inspect.signature(fun)
+  except (ValueError, TypeError):
+    return None
+
+
+def _ensure_index_tuple(x) -> tuple[int, ...]:
+  if x is None:
+    return ()
+  try:
+    return (operator.index(x),)
+  except TypeError:
+    return tuple(operator.index(i) for i in x)
+
+
+def _ensure_str_tuple(x) -> tuple[str, ...]:
+  if x is None:
+    return ()
+  if isinstance(x, str):
+    return (x,)
+  return tuple(x)
+
+
+def infer_argnums_and_argnames(sig: inspect.Signature | None, argnums, argnames):
+  """Completes static (or donated) argnums from argnames and vice versa, as jit does."""
+  argnums = _ensure_index_tuple(argnums)
+  argnames = _ensure_str_tuple(argnames)
+  if sig is None:
+    return argnums, argnames
+  params = sig.parameters
+  if argnums and not argnames:
+    names = list(params)
+    argnames = tuple(names[i] for i in argnums
+                     if i < len(names) and params[names[i]].kind in
+                     (inspect.Parameter.POSITIONAL_OR_KEYWORD,))
+  elif argnames and not argnums:
+    argnums = tuple(i for i, (name, p) in enumerate(params.items())
+                    if name in argnames and p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD)
+  return argnums, argnames
+
+
+def validate_argnums(sig: inspect.Signature | None, argnums, argnames, what: str) -> None:
+  """JAX's errors for static_argnums/argnames the function cannot take."""
+  if sig is None:
+    return
+  params = list(sig.parameters.values())
+  has_varargs = any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in params)
+  n_positional = sum(p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params)
+  if not has_varargs:
+    bad = [i for i in argnums if i >= n_positional or i < -n_positional]
+    if bad:
+      raise ValueError(f"Jitted function has {what}_argnums={argnums}, but only accepts "
+                       f"{n_positional} positional arguments.")
+  has_varkw = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params)
+  if not has_varkw:
+    names = {p.name for p in params if p.kind != inspect.Parameter.POSITIONAL_ONLY}
+    invalid = set(argnames) - names
+    if invalid:
+      raise ValueError(f"Jitted function has invalid argnames {invalid} in {what}_argnames. "
+                       "Function does not take these args.")
+
+
+def arg_names(sig: inspect.Signature | None, args, kwargs, static_argnums=(),
+              static_argnames=()) -> tuple[str, ...] | None:
+  """One name per flat leaf of the dynamic (args, kwargs): ``x``, ``y['a']``, ``args[1]``."""
+  if sig is None:
+    return None
+  try:
+    bound = sig.bind(*args, **kwargs)
+  except TypeError:
+    return None
+  names_of_positions = {}
+  pos = 0
+  for name, value in bound.arguments.items():
+    kind = sig.parameters[name].kind
+    if kind == inspect.Parameter.VAR_POSITIONAL:
+      for i in range(len(value)):
+        names_of_positions[pos] = f"{name}[{i}]"
+        pos += 1
+    elif kind != inspect.Parameter.VAR_KEYWORD and name not in kwargs:
+      names_of_positions[pos] = name
+      pos += 1
+  out = []
+  for i, a in enumerate(args):
+    if i in static_argnums:
+      continue
+    base = names_of_positions.get(i, f"args[{i}]")
+    for path, _ in tree_util.tree_flatten_with_path(a)[0]:
+      out.append(base + tree_util.keystr(path))
+  for k in sorted(kwargs):
+    if k in static_argnames:
+      continue
+    for path, _ in tree_util.tree_flatten_with_path(kwargs[k])[0]:
+      out.append(k + tree_util.keystr(path))
+  return tuple(out)
+
+
+def debug_info(traced_for: str, fun, args=(), kwargs=None, static_argnums=(),
+               static_argnames=(), sig=None) -> DebugInfo:
+  sig = fun_signature(fun) if sig is None else sig
+  names = arg_names(sig, args, kwargs or {}, static_argnums, static_argnames)
+  return DebugInfo(traced_for, source_info.fun_sourceinfo(fun), names)
+
+
+def fun_name(fun) -> str:
+  while hasattr(fun, "func") and hasattr(fun, "args"):
+    fun = fun.func
+  return getattr(fun, "__name__", type(fun).__name__)
+
+
+def check_callable(fun) -> None:
+  if not callable(fun):
+    raise TypeError(f"Expected a callable value, got {fun}")
+
+
+def shaped_abstractify(x, fun=None, path: str = "") -> core.ShapedArray:
+  """The aval of an argument, or JAX's TypeError naming the function and argument path."""
+  try:
+    return core.get_aval(x)
+  except TypeError:
+    pass
+  where = f" at path {path}" if path else ""
+  raise TypeError(
+      f"Error interpreting argument to {fun} as an abstract array. The problematic "
+      f"value is of type {type(x)} and was passed to the function{where}.\n"
+      "This typically means that a jit-wrapped function was called with a non-array "
+      "argument, and this argument was not marked as static using the static_argnums "
+      "or static_argnames parameters of jax.jit.")
+
+
+def argnums_partial(args: Sequence, dyn_argnums) -> tuple:
+  return tuple(args[i] for i in dyn_argnums)

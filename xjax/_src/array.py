@@ -1,0 +1,222 @@
+"""`Array`: an immutable array living on one device.
+
+An Array holds a jaxlib device buffer, its aval (shape, dtype, weak type),
+its device and whether it is committed to that device (placed there by
+`device_put` with an explicit device, or computed from committed inputs).
+Operators and NumPy-style methods are installed by
+`xjax._src.numpy.array_methods`.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from xjax._src import backend
+from xjax._src import core
+from xjax._src import dtypes
+from xjax._src.config import config
+
+
+class Array:
+  """An array on a device; mirrors `jax.Array`.
+
+  Printed as ``Array([1., 2.], dtype=float32)``. Immutable: use ``x.at[idx]``
+  to make updated copies.
+  """
+  __slots__ = ("_buf", "aval", "_device", "_committed", "_npy", "__weakref__")
+  __array_priority__ = 100
+
+  def __init__(self, buf, aval: core.ShapedArray, device, committed: bool = False):
+    self._buf = buf
+    self.aval = aval
+    self._device = device
+    self._committed = committed
+    self._npy = None
+
+  shape = property(lambda self: self.aval.shape)
+  dtype = property(lambda self: self.aval.dtype)
+  ndim = property(lambda self: len(self.aval.shape))
+  size = property(lambda self: self.aval.size)
+  weak_type = property(lambda self: self.aval.weak_type)
+  itemsize = property(lambda self: self.aval.dtype.itemsize)
+  nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
+  committed = property(lambda self: self._committed)
+
+  @property
+  def device(self):
+    """The device holding this array."""
+    return self._device
+
+  def devices(self) -> set:
+    """The set of devices holding this array (one, for a single-device array)."""
+    return {self._device}
+
+  @property
+  def sharding(self):
+    return SingleDeviceSharding(self._device)
+
+  @property
+  def is_fully_replicated(self) -> bool:
+    return True
+
+  @property
+  def is_fully_addressable(self) -> bool:
+    return True
+
+  # -- host access -------------------------------------------------------------
+
+  @property
+  def _value(self) -> np.ndarray:
+    """The values as a read-only NumPy array (copied from the device once)."""
+    if self._npy is None:
+      self._check_alive()
+      self._npy = backend.to_numpy(self._buf)
+    return self._npy
+
+  def _check_alive(self):
+    if backend.is_deleted(self._buf):
+      raise RuntimeError("Array has been deleted.")
+
+  def __array__(self, dtype=None, copy=None):
+    value = self._value
+    if copy is False and dtype is not None and np.dtype(dtype) != value.dtype:
+      raise ValueError("Unable to avoid copy while creating an array as requested.")
+    if dtype is not None or copy:
+      return np.array(value, dtype=dtype, copy=True)
+    return value
+
+  def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    return self._value.__dlpack__()
+
+  def __dlpack_device__(self):
+    return (1, 0)  # kDLCPU, device 0
+
+  def block_until_ready(self) -> Array:
+    """Waits until the computation producing this array has finished; returns self."""
+    self._check_alive()
+    backend.block_until_ready(self._buf)
+    return self
+
+  def copy_to_host_async(self) -> None:
+    """Starts copying the values to the host without waiting."""
+    if self._npy is None:
+      backend.copy_to_host_async(self._buf)
+
+  def is_ready(self) -> bool:
+    return self._buf.is_ready()
+
+  def delete(self) -> None:
+    backend.delete(self._buf)
+    self._npy = None
+
+  def is_deleted(self) -> bool:
+    return backend.is_deleted(self._buf)
+
+  def item(self, *args):
+    return self._value.item(*args)
+
+  def tolist(self):
+    return self._value.tolist()
+
+  def to_py(self):
+    return self._value
+
+  # -- Python protocols --------------------------------------------------------
+
+  def __len__(self):
+    if not self.shape:
+      raise TypeError("len() of unsized object")
+    return self.shape[0]
+
+  def __iter__(self):
+    if not self.shape:
+      raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self.shape[0]))
+
+  def __bool__(self):
+    return bool(self._value)
+
+  def __int__(self):
+    return int(self._value)
+
+  def __float__(self):
+    return float(self._value)
+
+  def __complex__(self):
+    return complex(self._value)
+
+  def __index__(self):
+    if not dtypes.issubdtype(self.dtype, np.integer):
+      raise TypeError(f"only integer scalar arrays can be converted to a scalar index, "
+                      f"got dtype {self.dtype.name}")
+    return operator.index(self._value)
+
+  def __hash__(self):
+    raise TypeError("unhashable type: 'jaxlib._jax.ArrayImpl'")
+
+  def __setitem__(self, idx, value):
+    raise TypeError(core.IMMUTABLE_ARRAY_MESSAGE)
+
+  def __reduce__(self):
+    return (_reconstruct, (self._value, self.weak_type))
+
+  def __copy__(self):
+    return self
+
+  def __deepcopy__(self, memo):
+    return self
+
+  def __format__(self, spec):
+    if self.ndim == 0:
+      return format(self._value[()], spec)
+    return format(self._value, spec)
+
+  def __str__(self):
+    return str(self._value)
+
+  def __repr__(self):
+    prefix = "Array("
+    dtype_str = f"dtype={self.dtype.name}"
+    if self.weak_type:
+      dtype_str += ", weak_type=True"
+    dtype_str += ")"
+    if self.size == 0 and self.shape != ():
+      return f"{prefix}[], shape={self.shape}, {dtype_str}"
+    width = np.get_printoptions()["linewidth"]
+    body = np.array2string(self._value, prefix=prefix, suffix=",", separator=", ",
+                           max_line_width=width)
+    last_line = len(body) - body.rfind("\n") + 1
+    sep = " "
+    if last_line + len(dtype_str) + 1 > width:
+      sep = "\n" + " " * len(prefix)
+    return f"{prefix}{body},{sep}{dtype_str}"
+
+
+def _reconstruct(value, weak_type):
+  from xjax._src import dispatch
+  return dispatch.device_put_value(value, weak_type=weak_type)
+
+
+class SingleDeviceSharding:
+  """The placement of a single-device array (mirrors `jax.sharding.SingleDeviceSharding`)."""
+  __slots__ = ("device",)
+
+  def __init__(self, device):
+    self.device = device
+
+  @property
+  def device_set(self) -> set:
+    return {self.device}
+
+  def __eq__(self, other):
+    return isinstance(other, SingleDeviceSharding) and other.device == self.device
+
+  def __hash__(self):
+    return hash(self.device)
+
+  def __repr__(self):
+    return f"SingleDeviceSharding(device={self.device!r})"
+
+
+core.pytype_aval_mappings[Array] = lambda x: x.aval

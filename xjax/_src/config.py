@@ -1,0 +1,169 @@
+"""Configuration flags, read from environment variables and `config.update`.
+
+Mirrors `jax.config`: each flag has a name (``jax_enable_x64``), an optional
+environment variable (``JAX_ENABLE_X64``) and a default.  Flags are read as
+attributes (``config.jax_enable_x64``) and set with ``config.update`` or the
+context managers below (``enable_x64``, ``disable_jit``).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+
+_TRUE = ("1", "true", "yes", "on", "t", "y")
+_FALSE = ("0", "false", "no", "off", "f", "n", "")
+
+
+def _parse_bool(name: str, text: str) -> bool:
+  lowered = text.strip().lower()
+  if lowered in _TRUE:
+    return True
+  if lowered in _FALSE:
+    return False
+  raise ValueError(f"invalid truth value {text!r} for environment variable {name}")
+
+
+class _Flag:
+  """One configuration flag: its default, environment variable and parser."""
+  __slots__ = ("name", "default", "env", "kind", "help")
+
+  def __init__(self, name, default, env=None, kind=bool, help=""):
+    self.name, self.default, self.env, self.kind, self.help = name, default, env, kind, help
+
+  def initial_value(self):
+    if self.env is not None and self.env in os.environ:
+      text = os.environ[self.env]
+      return _parse_bool(self.env, text) if self.kind is bool else self.kind(text)
+    return self.default
+
+
+_FLAGS = [
+    _Flag("jax_enable_x64", False, "JAX_ENABLE_X64",
+          help="Enable 64-bit types (float64, int64, complex128)."),
+    _Flag("jax_enable_checks", False, "JAX_ENABLE_CHECKS",
+          help="Typecheck every jaxpr where it is built."),
+    _Flag("jax_disable_jit", False, "JAX_DISABLE_JIT",
+          help="Run jitted functions op by op, for debugging."),
+    _Flag("jax_debug_nans", False, "JAX_DEBUG_NANS",
+          help="Raise FloatingPointError when a computation produces a NaN."),
+    _Flag("jax_debug_infs", False, "JAX_DEBUG_INFS",
+          help="Raise FloatingPointError when a computation produces an inf."),
+    _Flag("jax_threefry_partitionable", False, "JAX_THREEFRY_PARTITIONABLE",
+          help="Use the partitionable threefry stream layout."),
+    _Flag("jax_traceback_filtering", "auto", "JAX_TRACEBACK_FILTERING", kind=str,
+          help="Hide xjax-internal frames from tracebacks: 'auto', 'off', 'remove_frames'."),
+    _Flag("jax_platforms", None, "JAX_PLATFORMS", kind=str,
+          help="Comma-separated list of platforms to initialise, e.g. 'cpu'."),
+    _Flag("jax_platform_name", None, "JAX_PLATFORM_NAME", kind=str,
+          help="Deprecated alias of jax_platforms selecting one platform."),
+    _Flag("jax_default_device", None, None, kind=object,
+          help="Device on which uncommitted values are placed."),
+    _Flag("jax_default_matmul_precision", None, "JAX_DEFAULT_MATMUL_PRECISION", kind=str,
+          help="Default precision of matrix multiplication."),
+    _Flag("jax_numpy_rank_promotion", "allow", "JAX_NUMPY_RANK_PROMOTION", kind=str,
+          help="Rank promotion in jnp broadcasting: 'allow', 'warn' or 'raise'."),
+    _Flag("jax_numpy_dtype_promotion", "standard", "JAX_NUMPY_DTYPE_PROMOTION", kind=str,
+          help="Dtype promotion: 'standard' or 'strict'."),
+]
+
+
+class Config:
+  """Holds the flag values; ``config.jax_enable_x64`` reads a flag.
+
+  Values set by a context manager are thread-local and override the global
+  value, as in JAX.
+  """
+
+  def __init__(self):
+    object.__setattr__(self, "_flags", {f.name: f for f in _FLAGS})
+    object.__setattr__(self, "_values", {f.name: f.initial_value() for f in _FLAGS})
+    object.__setattr__(self, "_local", threading.local())
+    object.__setattr__(self, "_listeners", [])
+    # Bumped on every change, so caches can key on one int (see `trace_state`).
+    object.__setattr__(self, "epoch", 0)
+
+  def __getattr__(self, name):
+    values = self.__dict__["_values"]
+    if name not in values:
+      raise AttributeError(f"Unrecognized config option: {name}")
+    overrides = getattr(self._local, "overrides", None)
+    if overrides and name in overrides:
+      return overrides[name]
+    return values[name]
+
+  def __setattr__(self, name, value):
+    raise AttributeError("use config.update(name, value) to change a flag")
+
+  def update(self, name: str, value) -> None:
+    """Sets flag ``name`` to ``value`` (mirrors `jax.config.update`)."""
+    if name not in self._values:
+      raise AttributeError(f"Unrecognized config option: {name}")
+    flag = self._flags[name]
+    if flag.kind is bool and not isinstance(value, bool):
+      if isinstance(value, str):
+        value = _parse_bool(name, value)
+      elif isinstance(value, int):
+        value = bool(value)
+      else:
+        raise TypeError(f"config option {name} takes a bool, got {type(value).__name__}")
+    self._values[name] = value
+    self._changed()
+
+  def _changed(self):
+    object.__setattr__(self, "epoch", self.epoch + 1)
+    for listener in self._listeners:
+      listener()
+
+  @contextlib.contextmanager
+  def override(self, name: str, value):
+    """Sets ``name`` to ``value`` in this thread while the block runs."""
+    if name not in self._values:
+      raise AttributeError(f"Unrecognized config option: {name}")
+    overrides = getattr(self._local, "overrides", None)
+    if overrides is None:
+      overrides = self._local.overrides = {}
+    missing = object()
+    old = overrides.get(name, missing)
+    overrides[name] = value
+    self._changed()
+    try:
+      yield
+    finally:
+      if old is missing:
+        del overrides[name]
+      else:
+        overrides[name] = old
+      self._changed()
+
+  def values_key(self) -> tuple:
+    """The flags that change what a traced program computes, for cache keys."""
+    return (self.jax_enable_x64, self.jax_default_matmul_precision,
+            self.jax_numpy_rank_promotion, self.jax_numpy_dtype_promotion,
+            self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs)
+
+  def __repr__(self):
+    return "Config(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._values) + ")"
+
+
+config = Config()
+
+
+def enable_x64(new_val: bool = True):
+  """Context manager enabling (or disabling) 64-bit types within a block."""
+  return config.override("jax_enable_x64", new_val)
+
+
+def disable_jit(disable: bool = True):
+  """Context manager running `jit`-decorated functions op by op (mirrors `jax.disable_jit`)."""
+  return config.override("jax_disable_jit", disable)
+
+
+def enable_checks(new_val: bool = True):
+  """Context manager typechecking every jaxpr where it is built."""
+  return config.override("jax_enable_checks", new_val)
+
+
+def default_device(device):
+  """Context manager setting the device for uncommitted values (mirrors `jax.default_device`)."""
+  return config.override("jax_default_device", device)

@@ -1,0 +1,793 @@
+"""The core: abstract values, primitives and bind, traces and tracers, jaxprs.
+
+* `ShapedArray` is the abstract value (aval) of an array: shape, dtype, weak_type.
+* A `Primitive` holds all of its rules as attributes (`abstract_eval`, `jvp`,
+  `transpose`, `batch`, `lowering`, ...). `Primitive.bind` hands the call to
+  the current trace.
+* Trace dispatch is stackless: the current trace lives in a thread-local
+  context; every trace knows its `parent_trace` and carries an identity `tag`.
+  A tracer belongs to a trace when their tags match; any other value reaching
+  a trace is lifted into it as a constant.
+* `Jaxpr`/`ClosedJaxpr` are the staged programs, printed in JAX's text format.
+"""
+from __future__ import annotations
+
+import itertools
+import operator
+import threading
+from collections import Counter
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from xjax._src import dtypes
+from xjax._src import errors
+from xjax._src import pretty_printer as pp
+from xjax._src.config import config
+
+# ----------------------------------------------------------------------------
+# Abstract values
+
+
+class ShapedArray:
+  """The abstract value of an array: its shape, dtype and weak type.
+
+  Mirrors `jax.core.ShapedArray`. Immutable and hashable (the hash is cached:
+  avals are keys of the jit and dispatch caches).
+  """
+  __slots__ = ("shape", "dtype", "weak_type", "_hash")
+  array_abstraction_level = 1
+
+  def __init__(self, shape, dtype, weak_type: bool = False):
+    self.shape = tuple(shape)
+    self.dtype = np.dtype(dtype)
+    self.weak_type = bool(weak_type)
+    self._hash = hash((self.shape, self.dtype, self.weak_type))
+
+  ndim = property(lambda self: len(self.shape))
+  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+  def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+    return ShapedArray(self.shape if shape is None else shape,
+                       self.dtype if dtype is None else dtype,
+                       self.weak_type if weak_type is None else weak_type)
+
+  def update_weak_type(self, weak_type: bool) -> ShapedArray:
+    return self if weak_type == self.weak_type else self.update(weak_type=weak_type)
+
+  def strip_weak_type(self) -> ShapedArray:
+    return self.update_weak_type(False)
+
+  def __eq__(self, other):
+    return (type(other) is ShapedArray and self.shape == other.shape
+            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+  def __hash__(self):
+    return self._hash
+
+  def str_short(self, short_dtypes: bool = False) -> str:
+    """``float32[3,4]`` (or ``f32[3,4]`` with short dtypes)."""
+    name = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+    if self.dtype == dtypes.float0:
+      name = "float0"
+    return f"{name}[{','.join(str(d) for d in self.shape)}]"
+
+  def __repr__(self):
+    weak = ", weak_type=True" if self.weak_type else ""
+    return f"ShapedArray({self.str_short()}{weak})"
+
+  def __len__(self):
+    if not self.shape:
+      raise TypeError("len() of unsized object")
+    return self.shape[0]
+
+  def to_tangent_aval(self) -> ShapedArray:
+    """The aval of this value's tangents: float0 for integer and boolean arrays."""
+    if dtypes.issubdtype(self.dtype, np.inexact):
+      return self.update(weak_type=self.weak_type)
+    return ShapedArray(self.shape, dtypes.float0)
+
+
+def _scalar_aval(dtype, weak_type):
+  return ShapedArray((), dtype, weak_type)
+
+
+def _int_aval(x: int) -> ShapedArray:
+  dtype = dtypes.default_int_dtype()
+  info = np.iinfo(dtype)
+  if not info.min <= x <= info.max:
+    raise OverflowError(f"Python int {x} too large to convert to {dtype.name}")
+  return _scalar_aval(dtype, True)
+
+
+def _ndarray_aval(x: np.ndarray) -> ShapedArray:
+  return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+
+
+# type -> function computing the aval of a value of that type. Array and the
+# tracers register themselves here.
+pytype_aval_mappings: dict[type, Any] = {
+    bool: lambda x: _scalar_aval(np.dtype(np.bool_), False),
+    int: _int_aval,
+    float: lambda x: _scalar_aval(dtypes.default_float_dtype(), True),
+    complex: lambda x: _scalar_aval(dtypes.default_complex_dtype(), True),
+    np.ndarray: _ndarray_aval,
+}
+for _t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+           np.uint32, np.uint64, np.float16, np.float32, np.float64, np.complex64,
+           np.complex128, dtypes.bfloat16):
+  pytype_aval_mappings[_t] = lambda x: ShapedArray((), dtypes.canonicalize_dtype(x.dtype))
+
+
+def get_aval(x) -> ShapedArray:
+  """The aval of a value: an Array, a tracer, a NumPy array or a Python scalar."""
+  fn = pytype_aval_mappings.get(type(x))
+  if fn is not None:
+    return fn(x)
+  for t in type(x).__mro__[1:]:
+    fn = pytype_aval_mappings.get(t)
+    if fn is not None:
+      pytype_aval_mappings[type(x)] = fn
+      return fn(x)
+  if hasattr(x, "__jax_array__"):
+    return get_aval(x.__jax_array__())
+  raise TypeError(f"Value {x!r} with type {type(x)} is not a valid JAX type")
+
+
+def valid_jaxtype(x) -> bool:
+  try:
+    get_aval(x)
+  except (TypeError, OverflowError):
+    return False
+  return True
+
+
+def canonicalize_value(x):
+  """A Python scalar or NumPy value as a NumPy array of its canonical dtype."""
+  aval = get_aval(x)
+  return np.asarray(x, aval.dtype)
+
+
+def canonicalize_shape(shape, context: str = "") -> tuple[int, ...]:
+  """A shape as a tuple of Python ints; raises JAX's TypeError otherwise."""
+  try:
+    return tuple(operator.index(d) for d in shape)
+  except TypeError:
+    pass
+  raise _invalid_shape_error(shape, context)
+
+
+def _invalid_shape_error(shape, context: str = "") -> TypeError:
+  if isinstance(shape, (list, tuple)):
+    shown = shape
+  else:
+    shown = [shape] if not hasattr(shape, "__iter__") else shape
+  msg = ("Shapes must be 1D sequences of concrete values of integer type, "
+         f"got {shown}.")
+  if context:
+    msg += f" {context}"
+  if any(isinstance(d, Tracer) for d in (shape if isinstance(shape, (list, tuple)) else [shape])):
+    msg += ("\nIf using `jit`, try using `static_argnums` or applying `jit` to "
+            "smaller subfunctions.")
+    for d in (shape if isinstance(shape, (list, tuple)) else [shape]):
+      if isinstance(d, Tracer):
+        msg += d._origin_msg()
+        break
+  return TypeError(msg)
+
+
+# ----------------------------------------------------------------------------
+# Primitives
+
+
+class Primitive:
+  """A named operation with its rules as attributes.
+
+  `bind` applies it under the current trace. The rules are set by the
+  ``def_*`` decorators next to the primitive's definition; an interpreter that
+  needs a missing rule raises `NotImplementedError` naming both.
+  """
+  multiple_results = False
+
+  def __init__(self, name: str, multiple_results: bool = False):
+    self.name = name
+    self.multiple_results = multiple_results
+    self.impl = None            # eager evaluation; None means dispatch.apply_primitive
+    self.abstract_eval = None   # (*avals, **params) -> aval or list of avals
+    self.jvp = None             # (primals, tangents, **params) -> (primal_out, tangent_out)
+    self.transpose = None       # (cts, *args, **params) -> cotangents of the args
+    self.batch = None           # (args, dims, **params) -> (out, out_dim)
+    self.lowering = None        # (ctx, *operands, **params) -> result values
+    self.pp_params = None       # params -> params as printed in jaxprs
+    self.pp_eqn = None          # (eqn, PpContext) -> Doc, for a fully custom print rule
+    self.is_effectful = False
+
+  def __repr__(self):
+    return self.name
+
+  def bind(self, *args, **params):
+    return trace_ctx.trace.process_primitive(self, args, params)
+
+  def def_impl(self, fn):
+    self.impl = fn
+    return fn
+
+  def def_abstract_eval(self, fn):
+    self.abstract_eval = fn
+    return fn
+
+  def def_jvp(self, fn):
+    self.jvp = fn
+    return fn
+
+  def def_transpose(self, fn):
+    self.transpose = fn
+    return fn
+
+  def def_batch(self, fn):
+    self.batch = fn
+    return fn
+
+  def def_lowering(self, fn):
+    self.lowering = fn
+    return fn
+
+  def def_pp_params(self, fn):
+    self.pp_params = fn
+    return fn
+
+
+def missing_rule(transformation: str, primitive: Primitive) -> NotImplementedError:
+  return NotImplementedError(
+      f"{transformation} rule for '{primitive.name}' is not implemented")
+
+
+# ----------------------------------------------------------------------------
+# Traces and tracers
+
+
+class TraceTag:
+  """An identity token; tracers whose trace carries the same tag belong to it."""
+  __slots__ = ()
+
+
+class Trace:
+  """An interpreter of primitives. Subclasses define `process_primitive`."""
+  __slots__ = ("parent_trace", "tag", "is_valid", "__weakref__")
+
+  def __init__(self, parent_trace=None, tag=None):
+    self.parent_trace = parent_trace
+    self.tag = TraceTag() if tag is None else tag
+    self.is_valid = True
+
+  def process_primitive(self, primitive, args, params):
+    raise NotImplementedError
+
+  def invalidate(self):
+    self.is_valid = False
+
+  def __repr__(self):
+    return f"{type(self).__name__}"
+
+
+class EvalTrace(Trace):
+  """The trace at the top of every program: primitives run eagerly."""
+  __slots__ = ()
+
+  def process_primitive(self, primitive, args, params):
+    if primitive.impl is None:
+      return default_impl(primitive, args, params)
+    return primitive.impl(*args, **params)
+
+
+# Set by dispatch.py: runs a first-order primitive on concrete values.
+default_impl = None
+
+eval_trace = EvalTrace()
+
+
+class _TraceContext(threading.local):
+  def __init__(self):
+    self.trace = eval_trace
+
+
+trace_ctx = _TraceContext()
+
+
+class set_current_trace:
+  """Context manager making `trace` the current trace."""
+  __slots__ = ("trace", "prev")
+
+  def __init__(self, trace):
+    self.trace = trace
+
+  def __enter__(self):
+    self.prev = trace_ctx.trace
+    trace_ctx.trace = self.trace
+
+  def __exit__(self, *exc):
+    trace_ctx.trace = self.prev
+
+
+def current_trace() -> Trace:
+  return trace_ctx.trace
+
+
+def escaped_tracer_error(tracer, detail: str | None = None) -> errors.UnexpectedTracerError:
+  msg = ("Encountered an unexpected tracer. A function transformed by JAX had "
+         "a side effect, allowing for a reference to an intermediate value with "
+         f"type {tracer.aval.str_short()} wrapped in a {type(tracer).__name__} "
+         "to escape the scope of the transformation.\n"
+         "JAX transformations require that functions explicitly return their "
+         "outputs, and disallow saving intermediate values to global state.")
+  info = getattr(tracer, "_debug_info", None)
+  if info is not None:
+    msg += (f"\nThe function being traced when the value leaked was "
+            f"{info.func_src_info} traced for {info.traced_for}.")
+  src = getattr(tracer, "_source", None)
+  if src is not None:
+    msg += ("\n------------------------------\n"
+            f"The leaked intermediate value was created on line {src.summarize()}. "
+            "\n------------------------------")
+  if detail:
+    msg += f"\nDetail: {detail}"
+  msg += ("\nTo catch the leak earlier, try setting the environment variable "
+          "JAX_CHECK_TRACER_LEAKS or using the `jax.checking_leaks` context manager.")
+  return errors.UnexpectedTracerError(msg)
+
+
+IMMUTABLE_ARRAY_MESSAGE = (
+    "JAX arrays are immutable and do not support in-place item assignment. "
+    "Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+    "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+
+def _conversion_context(fn: str) -> str:
+  return (f"The problem arose with the `{fn}` function. If trying to convert the "
+          f"data type of a value, try using `x.astype({fn})` or `jnp.array(x, {fn})` "
+          "instead.")
+
+
+class Tracer:
+  """A stand-in for an array value while a function is being transformed.
+
+  Subclasses hold the per-transformation payload and set `tracer_name`, the
+  name printed in reprs (``JitTracer``, ``JVPTracer``, ``VmapTracer``).
+  Operators and array methods are installed by `xjax._src.numpy.array_methods`.
+  """
+  __slots__ = ("_trace", "__weakref__")
+  __array_priority__ = 1000
+  tracer_name = "Tracer"
+
+  @property
+  def aval(self) -> ShapedArray:
+    raise NotImplementedError
+
+  shape = property(lambda self: self.aval.shape)
+  dtype = property(lambda self: self.aval.dtype)
+  ndim = property(lambda self: self.aval.ndim)
+  size = property(lambda self: self.aval.size)
+  weak_type = property(lambda self: self.aval.weak_type)
+
+  def to_concrete_value(self):
+    """The value if it is known while tracing (e.g. under grad), else None."""
+    return None
+
+  def _error_repr(self) -> str:
+    return f"traced array with shape {self.aval.str_short()}"
+
+  def _origin_msg(self) -> str:
+    return ""
+
+  def __repr__(self):
+    aval = self.aval
+    weak = "~" if aval.weak_type else ""
+    return f"{self.tracer_name}({weak}{aval.str_short()})"
+
+  def __bool__(self):
+    value = self.to_concrete_value()
+    if value is None:
+      raise errors.TracerBoolConversionError(self)
+    return bool(value)
+
+  def __index__(self):
+    value = self.to_concrete_value()
+    if value is None:
+      raise errors.TracerIntegerConversionError(self)
+    return operator.index(value)
+
+  def __int__(self):
+    value = self.to_concrete_value()
+    if value is None:
+      raise errors.ConcretizationTypeError(
+          self, _conversion_context("int"))
+    return int(value)
+
+  def __float__(self):
+    value = self.to_concrete_value()
+    if value is None:
+      raise errors.ConcretizationTypeError(
+          self, _conversion_context("float"))
+    return float(value)
+
+  def __complex__(self):
+    value = self.to_concrete_value()
+    if value is None:
+      raise errors.ConcretizationTypeError(
+          self, _conversion_context("complex"))
+    return complex(value)
+
+  def __array__(self, dtype=None, copy=None):
+    value = self.to_concrete_value()
+    if value is None:
+      raise errors.TracerArrayConversionError(self)
+    return np.asarray(value, dtype)
+
+  def __hash__(self):
+    raise TypeError(f"unhashable type: {type(self).__name__}")
+
+  def __len__(self):
+    return len(self.aval)
+
+  def __iter__(self):
+    if not self.shape:
+      raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self.shape[0]))
+
+  def __setitem__(self, idx, value):
+    raise TypeError(IMMUTABLE_ARRAY_MESSAGE)
+
+  def __reduce__(self):
+    raise TypeError("tracers cannot be pickled")
+
+
+# ----------------------------------------------------------------------------
+# Jaxprs
+
+
+class Var:
+  """A variable of a jaxpr: an aval with identity (names are given when printing)."""
+  __slots__ = ("aval",)
+
+  def __init__(self, aval: ShapedArray):
+    self.aval = aval
+
+  def __repr__(self):
+    return f"Var({self.aval.str_short(True)})"
+
+
+class DropVar(Var):
+  """An output variable nobody reads, printed as ``_``."""
+  __slots__ = ()
+
+
+class Literal:
+  """A scalar constant appearing inline in a jaxpr, printed ``1.0:f32[]``."""
+  __slots__ = ("val", "aval")
+
+  def __init__(self, val, aval: ShapedArray):
+    self.val = val
+    self.aval = aval
+
+  def __repr__(self):
+    return f"Literal({self.val})"
+
+  def pretty(self) -> str:
+    if np.shape(self.val):
+      return f"[...]:{self.aval.str_short(True)}"
+    return f"{np.asarray(self.val).item()}:{self.aval.str_short(True)}"
+
+
+class JaxprEqn(NamedTuple):
+  """One equation: ``outvars = primitive[params] invars``."""
+  invars: list
+  outvars: list
+  primitive: Primitive
+  params: dict
+  source_info: Any = None
+
+  def replace(self, **kwargs) -> JaxprEqn:
+    return self._replace(**kwargs)
+
+
+class Jaxpr:
+  """A staged program: constvars, invars, equations and outvars (mirrors `jax.core.Jaxpr`)."""
+  __slots__ = ("constvars", "invars", "outvars", "eqns", "effects", "debug_info")
+
+  def __init__(self, constvars, invars, outvars, eqns, effects=frozenset(), debug_info=None):
+    self.constvars = list(constvars)
+    self.invars = list(invars)
+    self.outvars = list(outvars)
+    self.eqns = list(eqns)
+    self.effects = effects
+    self.debug_info = debug_info
+
+  in_avals = property(lambda self: [v.aval for v in self.invars])
+  out_avals = property(lambda self: [v.aval for v in self.outvars])
+
+  def replace(self, **kwargs) -> Jaxpr:
+    fields = {k: getattr(self, k) for k in self.__slots__}
+    fields.update(kwargs)
+    return Jaxpr(**fields)
+
+  def __str__(self):
+    return str(pp_toplevel_jaxpr(self))
+
+  def pretty_print(self, width: int = 80) -> str:
+    return pp_toplevel_jaxpr(self).format(width)
+
+  __repr__ = __str__
+
+
+class ClosedJaxpr:
+  """A jaxpr with values for its constvars (mirrors `jax.core.ClosedJaxpr`)."""
+  __slots__ = ("jaxpr", "consts", "__weakref__")
+
+  def __init__(self, jaxpr: Jaxpr, consts):
+    assert len(jaxpr.constvars) == len(consts), "internal: consts mismatch"
+    self.jaxpr = jaxpr
+    self.consts = list(consts)
+
+  in_avals = property(lambda self: self.jaxpr.in_avals)
+  out_avals = property(lambda self: self.jaxpr.out_avals)
+  eqns = property(lambda self: self.jaxpr.eqns)
+  literals = property(lambda self: self.consts)
+  effects = property(lambda self: self.jaxpr.effects)
+
+  def __str__(self):
+    return str(self.jaxpr)
+
+  def pretty_print(self, width: int = 80) -> str:
+    return self.jaxpr.pretty_print(width)
+
+  __repr__ = __str__
+
+
+def jaxpr_as_fun(closed_jaxpr: ClosedJaxpr):
+  """A Python function evaluating the closed jaxpr with `bind` (so it can be transformed)."""
+  return lambda *args: eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
+  """Evaluates `jaxpr` by binding each equation's primitive under the current trace."""
+  env: dict[Var, Any] = {}
+
+  def read(v):
+    return v.val if type(v) is Literal else env[v]
+
+  if len(args) != len(jaxpr.invars):
+    raise TypeError(f"internal: jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+  env.update(zip(jaxpr.constvars, consts, strict=True))
+  env.update(zip(jaxpr.invars, args, strict=True))
+  for eqn in jaxpr.eqns:
+    outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+    if eqn.primitive.multiple_results:
+      env.update(zip(eqn.outvars, outs, strict=True))
+    else:
+      env[eqn.outvars[0]] = outs
+  return [read(v) for v in jaxpr.outvars]
+
+
+class JaxprTypeError(TypeError):
+  """A jaxpr is ill-typed (an internal error in a transformation)."""
+
+
+def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
+  """Checks that every variable is defined before use and every eqn's types follow its rule."""
+  defined: set = set()
+
+  def check_read(v, where):
+    if type(v) is Literal:
+      return
+    if v not in defined:
+      raise JaxprTypeError(f"internal: variable {v} used before definition in {where}")
+
+  for v in (*jaxpr.constvars, *jaxpr.invars):
+    if v in defined:
+      raise JaxprTypeError(f"internal: variable {v} bound twice")
+    defined.add(v)
+  for eqn in jaxpr.eqns:
+    for v in eqn.invars:
+      check_read(v, eqn.primitive.name)
+    if eqn.primitive.abstract_eval is not None:
+      out = eqn.primitive.abstract_eval(*(v.aval for v in eqn.invars), **eqn.params)
+      out = out if eqn.primitive.multiple_results else [out]
+      for v, aval in zip(eqn.outvars, out, strict=True):
+        if v.aval != aval:
+          raise JaxprTypeError(
+              f"internal: {eqn.primitive.name} produced {aval} but its binder has {v.aval}")
+    defined.update(eqn.outvars)
+  for v in jaxpr.outvars:
+    check_read(v, "outvars")
+
+
+def jaxprs_in_params(params) -> list[Jaxpr]:
+  out = []
+  for v in params.values():
+    vs = v if isinstance(v, tuple) else (v,)
+    for x in vs:
+      if isinstance(x, Jaxpr):
+        out.append(x)
+      elif isinstance(x, ClosedJaxpr):
+        out.append(x.jaxpr)
+  return out
+
+
+# ----------------------------------------------------------------------------
+# Printing jaxprs in JAX's text format
+
+
+def _alphabetic(n: int) -> str:
+  """0 -> 'a', 25 -> 'z', 26 -> 'ba', ... (JAX's variable names)."""
+  s = ""
+  while not s or n:
+    n, i = divmod(n, 26)
+    s = chr(97 + i) + s
+  return s
+
+
+class PpContext:
+  """Names variables in order of first appearance, shared by nested jaxprs."""
+
+  def __init__(self):
+    self.names: dict[Var, str] = {}
+    self.shared_jaxprs: dict[Jaxpr, str] = {}
+    self.reserved: set[str] = set()
+    self._counter = itertools.count()
+
+  def suggest_same_var_names(self, for_vars, like_vars) -> None:
+    """Names each unnamed var of `for_vars` like its partner in `like_vars` (nested jit)."""
+    if len(for_vars) != len(like_vars):
+      return
+    used = set()
+    for for_v, like_v in zip(for_vars, like_vars):
+      if (isinstance(like_v, Var) and like_v not in used and isinstance(for_v, Var)
+          and for_v not in self.names):
+        used.add(like_v)
+        self.names[for_v] = self.name(like_v)
+
+  def name(self, v) -> str:
+    if type(v) is Literal:
+      return v.pretty()
+    if isinstance(v, DropVar):
+      return "_"
+    name = self.names.get(v)
+    if name is None:
+      while True:
+        name = _alphabetic(next(self._counter))
+        if name not in self.reserved:
+          break
+      self.names[v] = name
+    return name
+
+
+def pp_vars(vs, context: PpContext, separator: str = "", print_shapes: bool = False) -> pp.Doc:
+  if print_shapes:
+    items = [pp.text(f"{context.name(v)}:{v.aval.str_short(True)}") for v in vs]
+  else:
+    items = [pp.text(context.name(v)) for v in vs]
+  return pp.nest(2, pp.group(pp.join(pp.text(separator) + pp.group(pp.brk()), items)))
+
+
+def _pp_param_value(v, context: PpContext) -> pp.Doc:
+  if isinstance(v, tuple) and v and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in v):
+    docs = [pp_jaxpr(j.jaxpr if isinstance(j, ClosedJaxpr) else j, context) for j in v]
+    return pp.group(pp.concat([
+        pp.nest(2, pp.concat([pp.text("("), pp.brk(""), pp.join(pp.brk(), docs)])),
+        pp.brk(""), pp.text(")")]))
+  if isinstance(v, ClosedJaxpr):
+    return pp_jaxpr(v.jaxpr, context)
+  if isinstance(v, Jaxpr):
+    return pp_jaxpr(v, context)
+  if isinstance(v, frozenset):
+    return pp.text(f"frozenset({{{', '.join(repr(e) for e in sorted(v))}}})")
+  if isinstance(v, np.dtype):
+    return pp.text(v.name)
+  return pp.text(str(v))
+
+
+def pp_kv_pairs(params: dict, context: PpContext) -> pp.Doc:
+  if not params:
+    return pp.nil()
+  pairs = [pp.text(f"{k}=") + _pp_param_value(params[k], context) for k in params]
+  return pp.group(pp.concat([
+      pp.nest(2, pp.concat([pp.text("["), pp.brk(""), pp.join(pp.brk(), pairs)])),
+      pp.brk(""), pp.text("]")]))
+
+
+def printed_params(eqn: JaxprEqn) -> dict:
+  """The eqn's params as JAX prints them: the primitive's print rule applied, then sorted."""
+  params = eqn.params if eqn.primitive.pp_params is None else eqn.primitive.pp_params(eqn.params)
+  return dict(sorted(params.items()))
+
+
+def pp_eqn(eqn: JaxprEqn, context: PpContext) -> pp.Doc:
+  if eqn.primitive.pp_eqn is not None:
+    return eqn.primitive.pp_eqn(eqn, context)
+  return pp_eqn_with_params(eqn, context, printed_params(eqn))
+
+
+def pp_eqn_with_params(eqn: JaxprEqn, context: PpContext, params: dict) -> pp.Doc:
+  """``outvars = name[params] invars`` with `params` printed in the given order."""
+  rhs = [pp.text(eqn.primitive.name), pp_kv_pairs(params, context),
+         pp.text(" ") + pp_vars(eqn.invars, context)]
+  if not eqn.outvars:
+    return pp.concat(rhs)
+  lhs = pp_vars(eqn.outvars, context, print_shapes=True)
+  return pp.concat([lhs, pp.text(" = "), *rhs])
+
+
+def _pp_jaxpr_skeleton(jaxpr: Jaxpr, context: PpContext) -> pp.Doc:
+  constvars = pp_vars(jaxpr.constvars, context, print_shapes=True)
+  invars = pp_vars(jaxpr.invars, context, print_shapes=True)
+  eqns = pp.join(pp.brk("; "), [pp_eqn(e, context) for e in jaxpr.eqns])
+  outvars = pp.concat([
+      pp.text("("), pp_vars(jaxpr.outvars, context, separator=","),
+      pp.text(")" if len(jaxpr.outvars) != 1 else ",)")])
+  return pp.group(pp.nest(2, pp.concat([
+      pp.text("{ "), pp.text("lambda "), constvars, pp.text("; "), invars,
+      pp.text(". "), pp.text("let"), pp.nest(2, pp.brk() + eqns), pp.brk(),
+      pp.text("in "), outvars])) + pp.text(" }"))
+
+
+def pp_jaxpr(jaxpr: Jaxpr, context: PpContext) -> pp.Doc:
+  name = context.shared_jaxprs.get(jaxpr)
+  if name is not None:
+    return pp.text(name)
+  return _pp_jaxpr_skeleton(jaxpr, context)
+
+
+def pp_toplevel_jaxpr(top: Jaxpr) -> pp.Doc:
+  """The document for a jaxpr, with sub-jaxprs used more than once printed first.
+
+  Like JAX: a sub-jaxpr is shared (``let name = { lambda ... } in``) when it
+  occurs twice, or once with more than 10 equations; its name comes from the
+  `name` param of the equation holding it.
+  """
+  context = PpContext()
+  names: dict[Jaxpr, str] = {}
+  counts: Counter = Counter()
+  queue = [top]
+  while queue:
+    jaxpr = queue.pop(0)
+    counts[jaxpr] += 1
+    if jaxpr is not top and len(jaxpr.eqns) > 10:
+      counts[jaxpr] += 1
+    for eqn in jaxpr.eqns:
+      name = eqn.params.get("name")
+      subs = jaxprs_in_params(eqn.params)
+      if name is None:
+        queue.extend(subs)
+        continue
+      name = str(name).strip("<>")
+      for sub in subs:
+        queue.append(sub)
+        names.setdefault(sub, name)
+  name_counts: Counter = Counter()
+  docs = []
+  for jaxpr, c in counts.items():
+    if c == 1:
+      continue
+    name = names.get(jaxpr, "jaxpr")
+    if name_counts[name] > 0:
+      n = name_counts[name]
+      name_counts[name] += 1
+      name += str(n)
+      name_counts[name] += 1
+    else:
+      name_counts[name] += 1
+    context.reserved.add(name)
+    context.shared_jaxprs[jaxpr] = name
+  for jaxpr, name in context.shared_jaxprs.items():
+    docs.append(pp.concat([pp.text("let "), pp.text(name), pp.text(" = "),
+                           _pp_jaxpr_skeleton(jaxpr, context), pp.text(" in"), pp.brk()]))
+  docs.append(pp_jaxpr(top, context))
+  return pp.concat(docs)
+
+
+def pp_eqn_standalone(eqn: JaxprEqn) -> str:
+  """One equation printed with fresh names, as in tracer provenance messages."""
+  return str(pp_eqn(eqn, PpContext()))
+
+
+pytype_aval_mappings[Tracer] = lambda x: x.aval

@@ -1,0 +1,175 @@
+"""Eager execution: a primitive applied to concrete values runs through XLA.
+
+`apply_primitive` compiles one executable per (primitive, params, input
+avals, device), caches it, and runs it asynchronously. This module also
+places values on devices: `device_put`, the default device, committed
+placement, and "computation follows data".
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from xjax._src import backend
+from xjax._src import core
+from xjax._src import dtypes
+from xjax._src.array import Array
+from xjax._src.config import config
+from xjax._src.interpreters import lowering
+
+# ----------------------------------------------------------------------------
+# Devices and placement
+
+
+def default_device():
+  """The device for uncommitted values: `jax_default_device`, else the first device."""
+  dev = config.jax_default_device
+  if dev is None:
+    return backend.devices()[0]
+  if isinstance(dev, str):
+    matching = [d for d in backend.devices() if d.platform == dev]
+    if not matching:
+      raise RuntimeError(f"Unknown backend {dev!r} for jax_default_device")
+    return matching[0]
+  return dev
+
+
+def _incompatible_devices_error(name, devices_seen) -> ValueError:
+  shown = ", ".join(f"{d!r}" for d in devices_seen)
+  return ValueError(
+      f"Received incompatible devices for {name}. Got argument(s) committed to "
+      f"different devices: {shown}. Move the arguments to one device with "
+      "`jax.device_put(x, device)` before calling it.")
+
+
+def pick_device(args, name: str):
+  """The device a computation on `args` runs on, and whether its result is committed.
+
+  Committed inputs decide (they must agree); otherwise the default device.
+  """
+  committed = None
+  for a in args:
+    if type(a) is Array and a._committed:
+      if committed is None:
+        committed = a._device
+      elif a._device != committed:
+        raise _incompatible_devices_error(name, [committed, a._device])
+  if committed is not None:
+    return committed, True
+  return default_device(), False
+
+
+_scalar_buffers: dict = {}
+
+
+def to_buffer(x, device):
+  """The device buffer of an argument on `device`, transferring host values."""
+  if type(x) is Array:
+    if x._device == device:
+      return x._buf
+    return backend.transfer_to_device(x._value, device)
+  if isinstance(x, core.Tracer):
+    raise core.escaped_tracer_error(x)
+  aval = core.get_aval(x)
+  if type(x) in (int, float, bool):
+    key = (type(x), x, aval.dtype, device)
+    buf = _scalar_buffers.get(key)
+    if buf is None:
+      if len(_scalar_buffers) > 4096:
+        _scalar_buffers.clear()
+      buf = _scalar_buffers[key] = backend.transfer_to_device(np.asarray(x, aval.dtype), device)
+    return buf
+  return backend.transfer_to_device(np.asarray(x, aval.dtype), device)
+
+
+def device_put_value(x, device=None, weak_type=None, committed=None) -> Array:
+  """`x` (an Array, NumPy array or scalar) as an Array on `device`."""
+  if isinstance(x, core.Tracer):
+    raise core.escaped_tracer_error(x)
+  target = default_device() if device is None else device
+  if committed is None:
+    committed = device is not None
+  if type(x) is Array:
+    if x._device == target and (x._committed == committed or not committed):
+      return x if x._committed == committed else Array(x._buf, x.aval, target, committed)
+    return Array(backend.transfer_to_device(x._value, target), x.aval, target, committed)
+  aval = core.get_aval(x)
+  if weak_type is not None:
+    aval = aval.update_weak_type(weak_type)
+  value = np.asarray(x, aval.dtype)
+  return Array(backend.transfer_to_device(value, target), aval, target, committed)
+
+
+# ----------------------------------------------------------------------------
+# Compiled programs
+
+
+class Executable:
+  """A compiled closed jaxpr: run it on device buffers, get Arrays back."""
+  __slots__ = ("xla_executable", "out_avals", "device", "const_buffers", "text")
+
+  def __init__(self, xla_executable, out_avals, device, const_buffers, text):
+    self.xla_executable = xla_executable
+    self.out_avals = out_avals
+    self.device = device
+    self.const_buffers = const_buffers
+    self.text = text
+
+  def run(self, buffers, committed: bool) -> list[Array]:
+    outs = self.xla_executable.execute([*self.const_buffers, *buffers])
+    device = self.device
+    return [Array(b, a, device, committed) for b, a in zip(outs, self.out_avals)]
+
+
+def compile_jaxpr(closed_jaxpr: core.ClosedJaxpr, device, name: str) -> Executable:
+  """Lowers and compiles `closed_jaxpr` for `device`; its consts are transferred once."""
+  text, callbacks = lowering.lower_jaxpr_to_module(closed_jaxpr, name)
+  exe = backend.compile_module(text, device, callbacks)
+  consts = [to_buffer(c, device) for c in closed_jaxpr.consts]
+  return Executable(exe, closed_jaxpr.out_avals, device, consts, text)
+
+
+def _one_eqn_jaxpr(prim: core.Primitive, avals, params) -> core.ClosedJaxpr:
+  invars = [core.Var(a) for a in avals]
+  out = prim.abstract_eval(*avals, **params)
+  out_avals = out if prim.multiple_results else [out]
+  outvars = [core.Var(a) for a in out_avals]
+  eqn = core.JaxprEqn(invars, outvars, prim, params)
+  return core.ClosedJaxpr(core.Jaxpr([], invars, outvars, [eqn]), [])
+
+
+_primitive_cache: dict = {}
+
+
+def apply_primitive(prim: core.Primitive, args, params):
+  """Runs `prim` eagerly on concrete arguments (the EvalTrace's default impl)."""
+  device, committed = pick_device(args, prim.name)
+  avals = tuple(a.aval if type(a) is Array else core.get_aval(a) for a in args)
+  key = (prim, tuple(params.items()), avals, device)
+  try:
+    exe = _primitive_cache.get(key)
+  except TypeError:
+    raise TypeError(f"internal: unhashable params for {prim.name}: {params}") from None
+  if exe is None:
+    if prim.abstract_eval is None:
+      raise core.missing_rule("Abstract evaluation", prim)
+    exe = _primitive_cache[key] = compile_jaxpr(
+        _one_eqn_jaxpr(prim, avals, params), device, prim.name)
+  outs = exe.run([to_buffer(a, device) for a in args], committed)
+  if config.jax_debug_nans or config.jax_debug_infs:
+    check_nans(prim.name, outs)
+  return outs if prim.multiple_results else outs[0]
+
+
+def check_nans(name: str, outs) -> None:
+  """Raises FloatingPointError when an output has a NaN (or inf), per the debug flags."""
+  for out in outs:
+    if not dtypes.issubdtype(out.dtype, np.inexact):
+      continue
+    value = out._value
+    if config.jax_debug_nans and np.isnan(value).any():
+      raise FloatingPointError(f"invalid value (nan) encountered in {name}")
+    if config.jax_debug_infs and np.isinf(value).any():
+      raise FloatingPointError(f"invalid value (inf) encountered in {name}")
+
+
+core.default_impl = apply_primitive

@@ -1,0 +1,185 @@
+"""Lowering: a jaxpr becomes StableHLO module text.
+
+`lower_jaxpr_to_module` walks the equations with the usual read/write
+environment loop and calls each primitive's `lowering` rule with a
+`LoweringContext` (which knows the equation's input and output avals and
+emits operations) and the operand values. Higher-order primitives emit
+regions with `LoweringContext.region` or private functions with
+`LoweringContext.call`.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from xjax._src import core
+from xjax._src import stablehlo as hlo
+
+
+class Value:
+  """An SSA value of the module being built: its name and tensor type."""
+  __slots__ = ("name", "type")
+
+  def __init__(self, name: str, type_: str):
+    self.name = name
+    self.type = type_
+
+  def __repr__(self):
+    return self.name
+
+
+class ModuleContext:
+  """State shared by all functions of one module: names and private functions."""
+
+  def __init__(self, name: str, num_replicas: int = 1, axis_env=()):
+    self.name = name
+    self.functions: list[str] = []
+    self.function_names: dict = {}
+    self.used_names: set[str] = {"main"}
+    self.num_replicas = num_replicas
+    self.axis_env = axis_env
+    self.host_callbacks: list = []
+
+  def fresh_function_name(self, base: str) -> str:
+    base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "fn"
+    name, i = base, 0
+    while name in self.used_names:
+      i += 1
+      name = f"{base}_{i}"
+    self.used_names.add(name)
+    return name
+
+
+class LoweringContext:
+  """Emits the operations of one function body (or region) into `lines`."""
+
+  def __init__(self, module: ModuleContext, counter=None, indent: str = "    "):
+    self.module = module
+    self.lines: list[str] = []
+    self.counter = counter if counter is not None else itertools.count()
+    self.indent = indent
+    self.avals_in: list = []
+    self.avals_out: list = []
+
+  def fresh(self) -> str:
+    return f"%{next(self.counter)}"
+
+  def op(self, name: str, operands, result_types, attrs: str | None = None,
+         regions=None):
+    """Emits ``"name"(operands) <{attrs}> (regions) : (types) -> results``; returns result Values."""
+    result_types = list(result_types)
+    res = self.fresh()
+    n = len(result_types)
+    lhs = "" if n == 0 else (f"{res} = " if n == 1 else f"{res}:{n} = ")
+    text = f'{lhs}"{name}"({", ".join(v.name for v in operands)})'
+    if attrs:
+      text += f" <{{{attrs}}}>"
+    if regions:
+      text += " (" + ", ".join(regions) + ")"
+    ins = ", ".join(v.type for v in operands)
+    outs = result_types[0] if n == 1 else f"({', '.join(result_types)})"
+    text += f" : ({ins}) -> {outs}"
+    self.lines.append(self.indent + text)
+    if n == 1:
+      return [Value(res, result_types[0])]
+    return [Value(f"{res}#{i}", t) for i, t in enumerate(result_types)]
+
+  def op1(self, name, operands, result_type, attrs=None, regions=None) -> Value:
+    return self.op(name, operands, [result_type], attrs, regions)[0]
+
+  def constant(self, value, dtype=None) -> Value:
+    value = np.asarray(value, dtype)
+    ty = hlo.tensor_type(value.shape, value.dtype)
+    return self.op1("stablehlo.constant", [], ty, f"value = {hlo.dense_elements(value)} : {ty}")
+
+  def region(self, arg_types, body) -> str:
+    """A region whose block takes `arg_types`; `body(ctx, args)` returns the values to return."""
+    sub = LoweringContext(self.module, self.counter, self.indent + "  ")
+    args = [Value(f"%arg_r{next(self.counter)}", t) for t in arg_types]
+    results = body(sub, args)
+    sub.lines.append(sub.indent + f'"stablehlo.return"({", ".join(v.name for v in results)}) : '
+                     f'({", ".join(v.type for v in results)}) -> ()')
+    head = ", ".join(f"{a.name}: {a.type}" for a in args)
+    return ("{\n" + self.indent + f"^bb0({head}):\n" + "\n".join(sub.lines)
+            + "\n" + self.indent + "}")
+
+  def call(self, closed_jaxpr: core.ClosedJaxpr, name: str, args) -> list[Value]:
+    """Emits `closed_jaxpr` as a private function (once per jaxpr) and calls it."""
+    key = id(closed_jaxpr)
+    entry = self.module.function_names.get(key)
+    if entry is None:
+      fname = self.module.fresh_function_name(name)
+      self.module.functions.append(_function_text(self.module, fname, closed_jaxpr, public=False))
+      entry = self.module.function_names[key] = (fname, closed_jaxpr)  # keep jaxpr alive
+    fname = entry[0]
+    out_types = [hlo.aval_type(a) for a in closed_jaxpr.out_avals]
+    outs = self.op("func.call", args, out_types, f"callee = @{fname}")
+    return outs
+
+  def broadcast_to(self, value: Value, aval_in, aval_out) -> Value:
+    """Broadcasts an operand (rank 0, or the same rank with size-1 dims) to `aval_out`'s shape."""
+    if tuple(aval_in.shape) == tuple(aval_out.shape):
+      return value
+    dims = hlo.i64_array(range(len(aval_out.shape) - len(aval_in.shape), len(aval_out.shape)))
+    ty = hlo.tensor_type(aval_out.shape, aval_in.dtype)
+    return self.op1("stablehlo.broadcast_in_dim", [value], ty, f"broadcast_dimensions = {dims}")
+
+
+def lower_jaxpr_body(ctx: LoweringContext, jaxpr: core.Jaxpr, consts, args) -> list[Value]:
+    """Emits the equations of `jaxpr` into `ctx`; returns the output values."""
+    env: dict = {}
+
+    def read(v):
+      if type(v) is core.Literal:
+        return ctx.constant(np.asarray(v.val, v.aval.dtype))
+      return env[v]
+
+    env.update(zip(jaxpr.constvars, consts, strict=True))
+    env.update(zip(jaxpr.invars, args, strict=True))
+    for eqn in jaxpr.eqns:
+      rule = eqn.primitive.lowering
+      if rule is None:
+        raise core.missing_rule("Lowering", eqn.primitive)
+      ctx.avals_in = [v.aval for v in eqn.invars]
+      ctx.avals_out = [v.aval for v in eqn.outvars]
+      outs = rule(ctx, *map(read, eqn.invars), **eqn.params)
+      if not eqn.primitive.multiple_results:
+        outs = [outs]
+      env.update(zip(eqn.outvars, outs, strict=True))
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _function_text(module: ModuleContext, name: str, closed_jaxpr: core.ClosedJaxpr,
+                   public: bool, consts_as_args: bool = False) -> str:
+  jaxpr = closed_jaxpr.jaxpr
+  ctx = LoweringContext(module)
+  arg_avals = ([v.aval for v in jaxpr.constvars] if consts_as_args else []) + jaxpr.in_avals
+  args = [Value(f"%arg{i}", hlo.aval_type(a)) for i, a in enumerate(arg_avals)]
+  if consts_as_args:
+    consts, args_ = args[:len(jaxpr.constvars)], args[len(jaxpr.constvars):]
+  else:
+    consts = [ctx.constant(np.asarray(c)) for c in closed_jaxpr.consts]
+    args_ = args
+  outs = lower_jaxpr_body(ctx, jaxpr, consts, args_)
+  out_types = [hlo.aval_type(a) for a in jaxpr.out_avals]
+  ctx.lines.append(f'    "func.return"({", ".join(v.name for v in outs)}) : '
+                   f'({", ".join(out_types)}) -> ()')
+  sig = ", ".join(f"{a.name}: {a.type}" for a in args)
+  visibility = "public" if public else "private"
+  return (f"  func.func {visibility} @{name}({sig}) -> ({', '.join(out_types)}) {{\n"
+          + "\n".join(ctx.lines) + "\n  }")
+
+
+def lower_jaxpr_to_module(closed_jaxpr: core.ClosedJaxpr, name: str = "main_fn",
+                          num_replicas: int = 1, axis_env=()) -> tuple[str, list]:
+  """The StableHLO module text for `closed_jaxpr`, whose consts become leading arguments.
+
+  Returns (text, host_callbacks).
+  """
+  module = ModuleContext(name, num_replicas, axis_env)
+  main = _function_text(module, "main", closed_jaxpr, public=True, consts_as_args=True)
+  attrs = f"mhlo.num_partitions = 1 : i32, mhlo.num_replicas = {num_replicas} : i32"
+  text = (f"module @{module.fresh_function_name(name)} attributes {{{attrs}}} {{\n"
+          + "\n".join([main, *module.functions]) + "\n}\n")
+  return text, module.host_callbacks

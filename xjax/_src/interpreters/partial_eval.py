@@ -1,0 +1,188 @@
+"""Staging: `DynamicJaxprTrace` records a function's primitives into a jaxpr.
+
+Used by jit, make_jaxpr and the control-flow primitives. Every `bind` under
+this trace appends one equation, after checking the operands' types with the
+primitive's `abstract_eval`; values from outside the trace become constants
+(Python and NumPy scalars inline as literals, anything else as constvars).
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from xjax._src import core
+from xjax._src import source_info
+from xjax._src.config import config
+
+
+class DebugInfo(NamedTuple):
+  """What error messages say about a traced function."""
+  traced_for: str                # "jit", "make_jaxpr", "cond", ...
+  func_src_info: str             # "f at /path/file.py:12"
+  arg_names: tuple | None        # one per flat input, e.g. ("x", "y['a']")
+  result_paths: tuple | None = None
+
+
+class JitTracer(core.Tracer):
+  """A tracer of a `DynamicJaxprTrace`, printed ``JitTracer(float32[3])``."""
+  __slots__ = ("_aval", "val", "_source")
+  tracer_name = "JitTracer"
+
+  def __init__(self, trace, aval, val, source=None):
+    self._trace = trace
+    self._aval = aval
+    self.val = val
+    self._source = source
+
+  @property
+  def aval(self):
+    return self._aval
+
+  @property
+  def _debug_info(self):
+    return self._trace.debug_info
+
+  def _origin_msg(self) -> str:
+    trace = self._trace
+    info = trace.debug_info
+    if info is None:
+      return ""
+    invar_pos, eqns = trace.find_progenitors(self)
+    origin = (f"The error occurred while tracing the function {info.func_src_info} "
+              f"for {info.traced_for}. ")
+    if invar_pos:
+      if info.arg_names is None:
+        names = ["unknown"] * len(invar_pos)
+      else:
+        names = [info.arg_names[i] for i in invar_pos]
+      if len(names) == 1:
+        args = f"the argument {names[0]}"
+      elif len(names) == 2:
+        args = f"the arguments {names[0]} and {names[1]}"
+      else:
+        args = f"the arguments {', '.join(names[:-1])}, and {names[-1]}"
+      plural = "s" if len(invar_pos) > 1 else ""
+      origin += ("This concrete value was not available in Python because it "
+                 f"depends on the value{plural} of {args}.")
+    elif eqns:
+      lines = []
+      for eqn in eqns[:5]:
+        where = eqn.source_info.summarize() if eqn.source_info else "unknown"
+        lines.append(f"  operation {core.pp_eqn_standalone(eqn)}\n    from line {where}")
+      origin += ("This value became a tracer due to JAX operations on these lines:"
+                 "\n\n" + "\n\n".join(lines))
+      if len(eqns) > 5:
+        origin += "\n\n(Additional originating lines are not shown.)"
+    return "\n" + origin
+
+
+def _is_literalable(x) -> bool:
+  t = type(x)
+  if t in (int, float, bool, complex):
+    return True
+  return isinstance(x, (np.ndarray, np.generic)) and np.ndim(x) == 0
+
+
+class DynamicJaxprTrace(core.Trace):
+  """Records primitives applied to its tracers into a jaxpr."""
+  __slots__ = ("eqns", "invars", "constvar_to_val", "const_tracers", "debug_info",
+               "tracers")
+
+  def __init__(self, debug_info: DebugInfo | None = None):
+    super().__init__(parent_trace=None)
+    self.eqns: list[core.JaxprEqn] = []
+    self.invars: list[core.Var] = []
+    self.constvar_to_val: dict[core.Var, Any] = {}
+    self.const_tracers: dict[int, JitTracer] = {}
+    self.debug_info = debug_info
+
+  def new_arg(self, aval: core.ShapedArray) -> JitTracer:
+    var = core.Var(aval)
+    self.invars.append(var)
+    return JitTracer(self, aval, var)
+
+  def to_jaxpr_tracer(self, x) -> JitTracer:
+    if isinstance(x, JitTracer) and x._trace.tag is self.tag:
+      return x
+    return self.new_const(x)
+
+  def new_const(self, x) -> JitTracer:
+    if isinstance(x, core.Tracer) and not x._trace.is_valid:
+      raise core.escaped_tracer_error(x)
+    tracer = self.const_tracers.get(id(x))
+    if tracer is not None:
+      return tracer
+    aval = core.get_aval(x)
+    if _is_literalable(x):
+      value = np.asarray(x, aval.dtype) if not isinstance(x, (int, float, bool, complex)) else x
+      tracer = JitTracer(self, aval, core.Literal(value, aval))
+    else:
+      var = core.Var(aval)
+      self.constvar_to_val[var] = x
+      tracer = JitTracer(self, aval, var)
+    # Keep `x` alive with its tracer so its id is not reused while tracing.
+    self.const_tracers[id(x)] = tracer
+    tracer._source = x
+    return tracer
+
+  def process_primitive(self, primitive, args, params):
+    tracers = [self.to_jaxpr_tracer(x) for x in args]
+    rule = primitive.abstract_eval
+    if rule is None:
+      raise core.missing_rule("Abstract evaluation", primitive)
+    out = rule(*(t._aval for t in tracers), **params)
+    out_avals = out if primitive.multiple_results else [out]
+    outvars = [core.Var(a) for a in out_avals]
+    self.eqns.append(core.JaxprEqn([t.val for t in tracers], outvars, primitive, params,
+                                   source_info.current()))
+    outs = [JitTracer(self, a, v) for a, v in zip(out_avals, outvars)]
+    return outs if primitive.multiple_results else outs[0]
+
+  def find_progenitors(self, tracer):
+    """The input positions and the constant-fed equations `tracer` depends on."""
+    var = tracer.val
+    if not isinstance(var, core.Var):
+      return None, None
+    active = {var}
+    for eqn in reversed(self.eqns):
+      produced = active.intersection(eqn.outvars)
+      if produced:
+        active.difference_update(produced)
+        active.update(v for v in eqn.invars if type(v) is core.Var)
+    invar_positions = [i for i, v in enumerate(self.invars) if v in active]
+    constvars = active.intersection(self.constvar_to_val)
+    const_eqns = [eqn for eqn in self.eqns
+                  if any((v in constvars) if type(v) is core.Var else type(v) is core.Literal
+                         for v in eqn.invars)]
+    return invar_positions, const_eqns
+
+  def to_jaxpr(self, out_tracers) -> core.ClosedJaxpr:
+    """The closed jaxpr computing `out_tracers` from the args."""
+    outvars = [self.to_jaxpr_tracer(t).val for t in out_tracers]
+    constvars = list(self.constvar_to_val)
+    consts = [self.constvar_to_val[v] for v in constvars]
+    jaxpr = core.Jaxpr(constvars, self.invars, outvars, self.eqns,
+                       debug_info=self.debug_info)
+    if config.jax_enable_checks:
+      core.typecheck_jaxpr(jaxpr)
+    return core.ClosedJaxpr(jaxpr, consts)
+
+
+def trace_to_jaxpr(fun, in_avals, debug_info: DebugInfo | None = None) -> core.ClosedJaxpr:
+  """Traces `fun` (taking and returning flat lists of arrays) on `in_avals`."""
+  trace = DynamicJaxprTrace(debug_info)
+  args = [trace.new_arg(a) for a in in_avals]
+  with core.set_current_trace(trace):
+    try:
+      outs = fun(*args)
+    finally:
+      trace.invalidate()
+  return trace.to_jaxpr(outs)
+
+
+def convert_constvars_jaxpr(closed: core.ClosedJaxpr) -> tuple[core.ClosedJaxpr, list]:
+  """Moves the constvars to the front of the invars; returns the new jaxpr and the consts."""
+  jaxpr = closed.jaxpr
+  moved = jaxpr.replace(constvars=[], invars=[*jaxpr.constvars, *jaxpr.invars])
+  return core.ClosedJaxpr(moved, []), list(closed.consts)

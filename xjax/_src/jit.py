@@ -1,0 +1,476 @@
+"""`jit`: trace once per signature, compile with XLA, cache, run.
+
+The signature of a call is (treedef of the dynamic arguments, their avals
+with weak types, the static arguments, the device, the config flags that
+change programs). A miss traces the function to a jaxpr, lowers and compiles
+it; a hit only flattens, looks up and executes: that is the hot path.
+
+Under another transformation (grad, vmap, an enclosing jit), a call traces
+the function to a closed jaxpr and binds `jit_p`, so outer interpreters see
+one higher-order equation.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+import weakref
+
+from xjax._src import core
+from xjax._src import dispatch
+from xjax._src import stablehlo as hlo
+from xjax._src import tree_util
+from xjax._src.api_util import (check_callable, debug_info, flatten_fun, fun_name,
+                                fun_signature, infer_argnums_and_argnames,
+                                shaped_abstractify, validate_argnums)
+from xjax._src.array import Array
+from xjax._src.config import config
+from xjax._src.interpreters import lowering
+from xjax._src.interpreters import partial_eval as pe
+from xjax._src import backend
+
+
+# ----------------------------------------------------------------------------
+# jit_p: the higher-order primitive of a nested jit
+
+
+def _jit_impl(*args, jaxpr, name, donated_invars, inline, keep_unused):
+  device, committed = dispatch.pick_device(args, name)
+  exe = _compiled_jaxpr(jaxpr, device, name)
+  outs = exe.run([dispatch.to_buffer(a, device) for a in args], committed)
+  if config.jax_debug_nans or config.jax_debug_infs:
+    dispatch.check_nans(name, outs)
+  return outs
+
+
+_jaxpr_executables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _compiled_jaxpr(jaxpr: core.ClosedJaxpr, device, name: str):
+  per_device = _jaxpr_executables.setdefault(jaxpr, {})
+  exe = per_device.get(device)
+  if exe is None:
+    exe = per_device[device] = dispatch.compile_jaxpr(jaxpr, device, f"jit_{name}")
+  return exe
+
+
+jit_p = core.Primitive("jit", multiple_results=True)
+jit_p.def_impl(_jit_impl)
+
+
+@jit_p.def_abstract_eval
+def _jit_abstract_eval(*avals, jaxpr, **_):
+  return jaxpr.out_avals
+
+
+@jit_p.def_lowering
+def _jit_lowering(ctx, *args, jaxpr, name, **_):
+  return ctx.call(jaxpr, name, args)
+
+
+def _jit_pp_eqn(eqn, context):
+  params = dict(eqn.params)
+  jaxpr = params["jaxpr"].jaxpr
+  if jaxpr not in context.shared_jaxprs:
+    context.suggest_same_var_names(jaxpr.invars, eqn.invars)
+    context.suggest_same_var_names(jaxpr.outvars, eqn.outvars)
+  shown = {"name": params.pop("name")}
+  del params["inline"]
+  if not any(params["donated_invars"]):
+    del params["donated_invars"]
+  if not params["keep_unused"]:
+    del params["keep_unused"]
+  shown.update(sorted(params.items()))
+  return core.pp_eqn_with_params(eqn, context, shown)
+
+
+jit_p.pp_eqn = _jit_pp_eqn
+
+
+# ----------------------------------------------------------------------------
+# The jitted function object
+
+
+class _CacheEntry:
+  __slots__ = ("executable", "out_tree", "donate_mask", "jaxpr")
+
+  def __init__(self, executable, out_tree, donate_mask, jaxpr):
+    self.executable = executable
+    self.out_tree = out_tree
+    self.donate_mask = donate_mask
+    self.jaxpr = jaxpr
+
+
+class Jitted:
+  """A function compiled with XLA on first call for each argument signature.
+
+  Returned by `xjax.jit`; call it like the function it wraps. `lower(*args)`
+  gives the StableHLO text, `trace(*args)` the jaxpr.
+  """
+
+  def __init__(self, fun, static_argnums, static_argnames, donate_argnums,
+               donate_argnames, inline, keep_unused, device):
+    check_callable(fun)
+    self._fun = fun
+    self._sig = sig = fun_signature(fun)
+    self._static_argnums, self._static_argnames = infer_argnums_and_argnames(
+        sig, static_argnums, static_argnames)
+    validate_argnums(sig, self._static_argnums, self._static_argnames, "static")
+    self._donate_argnums, self._donate_argnames = infer_argnums_and_argnames(
+        sig, donate_argnums, donate_argnames)
+    validate_argnums(sig, self._donate_argnums, self._donate_argnames, "donate")
+    overlap = set(self._static_argnums) & set(self._donate_argnums)
+    if overlap:
+      raise ValueError(f"static_argnums and donate_argnums cannot intersect: {sorted(overlap)}")
+    self._inline = inline
+    self._keep_unused = keep_unused
+    self._device = device
+    self._name = fun_name(fun)
+    self._cache: dict = {}
+    self._jaxpr_cache: dict = {}
+    functools.update_wrapper(self, fun)
+
+  def __get__(self, obj, objtype=None):
+    if obj is None:
+      return self
+    return functools.partial(self, obj)
+
+  def __repr__(self):
+    return f"<xjax.jit of {self._fun!r}>"
+
+  # -- splitting static and dynamic arguments --------------------------------
+
+  def _split(self, args, kwargs):
+    statics = []
+    n = len(args)
+    static_nums = self._static_argnums
+    if static_nums:
+      nums = {i if i >= 0 else i + n for i in static_nums}
+      dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
+      statics.extend((i, args[i]) for i in sorted(nums) if i < n)
+    else:
+      dyn_args = args
+    if self._static_argnames and kwargs:
+      dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
+      statics.extend((k, kwargs[k]) for k in sorted(kwargs) if k in self._static_argnames)
+    else:
+      dyn_kwargs = kwargs
+    statics = tuple(statics)
+    if statics:
+      for _, v in statics:
+        try:
+          hash(v)
+        except TypeError as e:
+          raise ValueError(
+              "Non-hashable static arguments are not supported. An error occurred "
+              f"while trying to hash an object of type {type(v)}, {v}. The error "
+              f"was:\nTypeError: {e}\n") from None
+    return dyn_args, dyn_kwargs, statics
+
+  def _rebuild(self, statics, dyn_args, dyn_kwargs):
+    """The full (args, kwargs) from the dynamic ones and the static values."""
+    args = list(dyn_args)
+    kwargs = dict(dyn_kwargs)
+    for key, value in statics:
+      if isinstance(key, int):
+        args.insert(key, value)
+      else:
+        kwargs[key] = value
+    return args, kwargs
+
+  def _donate_mask(self, dyn_args, dyn_kwargs, n_leaves):
+    if not self._donate_argnums and not self._donate_argnames:
+      return None
+    static = set(self._static_argnums)
+    mask = []
+    pos = 0
+    for i in range(len(dyn_args) + len(static)):
+      if i in static:
+        continue
+      if pos >= len(dyn_args):
+        break
+      count = len(tree_util.tree_leaves(dyn_args[pos]))
+      mask.extend([i in self._donate_argnums] * count)
+      pos += 1
+    for k in sorted(dyn_kwargs):
+      count = len(tree_util.tree_leaves(dyn_kwargs[k]))
+      mask.extend([k in self._donate_argnames] * count)
+    assert len(mask) == n_leaves, "internal: donation mask length"
+    return tuple(mask)
+
+  # -- tracing ----------------------------------------------------------------
+
+  def _trace(self, statics, dyn_args, dyn_kwargs, leaves, in_tree, avals, traced_for="jit"):
+    key = (in_tree, avals, statics, config.values_key())
+    hit = self._jaxpr_cache.get(key)
+    if hit is not None:
+      return hit
+    fun = self._fun
+
+    def with_statics(*args, **kwargs):
+      args, kwargs = self._rebuild(statics, args, kwargs)
+      return fun(*args, **kwargs)
+
+    flat_fun, out_tree = flatten_fun(with_statics, in_tree)
+    full_args, full_kwargs = self._rebuild(statics, dyn_args, dyn_kwargs)
+    info = debug_info(traced_for, fun, full_args, full_kwargs,
+                      self._static_argnums, self._static_argnames, self._sig)
+    closed = pe.trace_to_jaxpr(flat_fun, avals, info)
+    result = self._jaxpr_cache[key] = (closed, out_tree.val)
+    return result
+
+  def _avals(self, leaves, dyn_args, dyn_kwargs):
+    try:
+      return tuple(x.aval if type(x) is Array else core.get_aval(x) for x in leaves)
+    except (TypeError, OverflowError):
+      pass
+    paths = [tree_util.keystr(p) for p, _ in
+             tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))[0]]
+    for x, path in zip(leaves, paths):
+      if isinstance(x, core.Tracer):
+        continue
+      shaped_abstractify(x, self._fun, _path_name(self._sig, path))
+    raise AssertionError("internal: unreachable")
+
+  # -- calling ----------------------------------------------------------------
+
+  def __call__(self, *args, **kwargs):
+    if config.jax_disable_jit:
+      return self._fun(*args, **kwargs)
+    dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    if core.trace_ctx.trace is not core.eval_trace:
+      return self._bind(statics, dyn_args, dyn_kwargs, leaves, in_tree)
+    avals = self._avals(leaves, dyn_args, dyn_kwargs)
+    device, committed = dispatch.pick_device(leaves, self._name)
+    if self._device is not None:
+      device, committed = self._device, True
+    key = (in_tree, avals, statics, device, config.values_key())
+    entry = self._cache.get(key)
+    if entry is None:
+      entry = self._cache[key] = self._compile(statics, dyn_args, dyn_kwargs, leaves,
+                                               in_tree, avals, device)
+    buffers = [dispatch.to_buffer(x, device) for x in leaves]
+    outs = entry.executable.run(buffers, committed)
+    if entry.donate_mask is not None:
+      _mark_donated(leaves, entry.donate_mask)
+    if config.jax_debug_nans or config.jax_debug_infs:
+      dispatch.check_nans(self._name, outs)
+    return tree_util.tree_unflatten(entry.out_tree, outs)
+
+  def _compile(self, statics, dyn_args, dyn_kwargs, leaves, in_tree, avals, device):
+    closed, out_tree = self._trace(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals)
+    donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
+    text = self._lower_text(closed, donate_mask)
+    exe = backend.compile_module(text, device)
+    consts = [dispatch.to_buffer(c, device) for c in closed.consts]
+    executable = dispatch.Executable(exe, closed.out_avals, device, consts, text)
+    return _CacheEntry(executable, out_tree, donate_mask, closed)
+
+  def _lower_text(self, closed, donate_mask) -> str:
+    text, _ = lowering.lower_jaxpr_to_module(closed, f"jit_{self._name}")
+    if donate_mask is None:
+      return text
+    aliases = _donation_aliases(closed, donate_mask)
+    n_consts = len(closed.consts)
+    for arg_index, out_index in aliases.items():
+      i = n_consts + arg_index
+      ty = hlo.aval_type(closed.in_avals[arg_index])
+      text = text.replace(f"%arg{i}: {ty}", f"%arg{i}: {ty} {{tf.aliasing_output = {out_index} : i32}}", 1)
+    return text
+
+  def _bind(self, statics, dyn_args, dyn_kwargs, leaves, in_tree):
+    avals = tuple(core.get_aval(x) for x in leaves)
+    closed, out_tree = self._trace(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals)
+    jaxpr, consts = pe.convert_constvars_jaxpr(closed)
+    n = len(consts) + len(leaves)
+    outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name,
+                      donated_invars=(False,) * n, inline=self._inline,
+                      keep_unused=self._keep_unused)
+    return tree_util.tree_unflatten(out_tree, outs)
+
+  # -- ahead-of-time ----------------------------------------------------------
+
+  def trace(self, *args, **kwargs) -> Traced:
+    """Traces for these arguments; `.jaxpr` is the ClosedJaxpr (mirrors `jax.jit(f).trace`)."""
+    dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    avals = self._avals(leaves, dyn_args, dyn_kwargs)
+    closed, out_tree = self._trace(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals)
+    donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
+    return Traced(self, closed, in_tree, out_tree, donate_mask)
+
+  def lower(self, *args, **kwargs) -> Lowered:
+    """Lowers for these arguments to StableHLO (mirrors `jax.jit(f).lower`)."""
+    return self.trace(*args, **kwargs).lower()
+
+  def eval_shape(self, *args, **kwargs):
+    traced = self.trace(*args, **kwargs)
+    from xjax._src.api import ShapeDtypeStruct
+    return tree_util.tree_unflatten(
+        traced.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                          for a in traced.jaxpr.out_avals])
+
+  def clear_cache(self):
+    self._cache.clear()
+    self._jaxpr_cache.clear()
+
+  def _cache_size(self) -> int:
+    return len(self._cache)
+
+
+def _path_name(sig, path: str) -> str:
+  # path looks like "[0][0]['a']" for (args, kwargs); name the argument as JAX does.
+  if sig is None:
+    return path
+  names = list(sig.parameters)
+  if path.startswith("[0]["):
+    rest = path[4:]
+    idx = rest.split("]", 1)
+    try:
+      i = int(idx[0])
+      base = names[i] if i < len(names) else f"args[{i}]"
+      return base + (idx[1] if len(idx) > 1 else "")
+    except ValueError:
+      return path
+  if path.startswith("[1]['"):
+    rest = path[5:]
+    name, _, tail = rest.partition("']")
+    return name + tail
+  return path
+
+
+class Traced:
+  """A traced jit computation: `.jaxpr`, `.out_info`, `.lower()` (mirrors `jax.stages.Traced`)."""
+
+  def __init__(self, jitted, jaxpr, in_tree, out_tree, donate_mask):
+    self._jitted = jitted
+    self.jaxpr = jaxpr
+    self.in_tree = in_tree
+    self.out_tree = out_tree
+    self._donate_mask = donate_mask
+
+  @property
+  def out_info(self):
+    from xjax._src.api import ShapeDtypeStruct
+    return tree_util.tree_unflatten(
+        self.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                        for a in self.jaxpr.out_avals])
+
+  def lower(self) -> Lowered:
+    text = self._jitted._lower_text(self.jaxpr, self._donate_mask)
+    return Lowered(self, text)
+
+
+class Lowered:
+  """A lowered jit computation: `as_text()` is its StableHLO, `compile()` compiles it."""
+
+  def __init__(self, traced: Traced, text: str):
+    self._traced = traced
+    self._text = text
+
+  def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+    return self._text
+
+  def compiler_ir(self, dialect: str | None = None) -> str:
+    return self._text
+
+  def compile(self) -> Compiled:
+    device = self._traced._jitted._device or dispatch.default_device()
+    exe = backend.compile_module(self._text, device)
+    closed = self._traced.jaxpr
+    consts = [dispatch.to_buffer(c, device) for c in closed.consts]
+    return Compiled(dispatch.Executable(exe, closed.out_avals, device, consts, self._text),
+                    self._traced)
+
+
+class Compiled:
+  """A compiled jit computation, callable on arguments of the lowered signature."""
+
+  def __init__(self, executable, traced: Traced):
+    self._executable = executable
+    self._traced = traced
+
+  def as_text(self) -> str:
+    return self._executable.xla_executable.hlo_modules()[0].to_string()
+
+  def cost_analysis(self):
+    return self._executable.xla_executable.cost_analysis()
+
+  def __call__(self, *args, **kwargs):
+    jitted = self._traced._jitted
+    dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
+    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    if in_tree != self._traced.in_tree:
+      raise TypeError(f"Function compiled with input pytree does not match the input "
+                      f"pytree it was called with: expected {self._traced.in_tree}, got {in_tree}")
+    avals = tuple(core.get_aval(x) for x in leaves)
+    expected = tuple(self._traced.jaxpr.in_avals)
+    if tuple(a.strip_weak_type() for a in avals) != tuple(a.strip_weak_type() for a in expected):
+      raise TypeError(
+          "Argument types differ from the types for which this computation was compiled. "
+          f"Expected {[a.str_short() for a in expected]}, got {[a.str_short() for a in avals]}")
+    device = self._executable.device
+    outs = self._executable.run([dispatch.to_buffer(x, device) for x in leaves], False)
+    return tree_util.tree_unflatten(self._traced.out_tree, outs)
+
+
+def _donation_aliases(closed: core.ClosedJaxpr, donate_mask) -> dict[int, int]:
+  """Pairs each donated input with an unclaimed output of the same type; warns for the rest."""
+  outs = list(closed.out_avals)
+  claimed = [False] * len(outs)
+  aliases, unusable = {}, []
+  for i, (aval, donated) in enumerate(zip(closed.in_avals, donate_mask)):
+    if not donated:
+      continue
+    for j, out in enumerate(outs):
+      if not claimed[j] and out.shape == aval.shape and out.dtype == aval.dtype:
+        claimed[j] = True
+        aliases[i] = j
+        break
+    else:
+      unusable.append(aval.str_short())
+  if unusable:
+    warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}.\n"
+                  "See an explanation at https://docs.jax.dev/en/latest/faq.html#buffer-donation.",
+                  stacklevel=4)
+  return aliases
+
+
+def _mark_donated(leaves, mask) -> None:
+  for x, donated in zip(leaves, mask):
+    if donated and type(x) is Array and not x.is_deleted():
+      x.delete()
+
+
+def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
+        donate_argnames=None, inline: bool = False, keep_unused: bool = False,
+        device=None, backend=None, in_shardings=None, out_shardings=None,
+        abstracted_axes=None, compiler_options=None):
+  """Compiles `fun` with XLA, tracing it once per argument signature.
+
+  Args:
+    fun: a function of arrays (and pytrees of arrays) returning the same.
+    static_argnums: positions of arguments treated as compile-time constants;
+      they must be hashable, and each new value retraces.
+    static_argnames: names of keyword arguments treated the same way.
+    donate_argnums, donate_argnames: arguments whose buffers the computation
+      may reuse for its outputs; they are deleted after the call.
+    inline: inline this function into an enclosing jit's jaxpr.
+    keep_unused: keep unused arguments in the compiled program.
+    device: the device to run on (commits the outputs to it).
+
+  Returns:
+    A `Jitted` callable; usable as a decorator, with or without arguments.
+
+  Raises:
+    TypeError: `fun` is not callable; an argument is not an array type.
+    ValueError: static arguments are unhashable or name arguments `fun` lacks.
+
+  Mirrors `jax.jit`.
+  """
+  def wrap(f):
+    return Jitted(f, static_argnums, static_argnames, donate_argnums, donate_argnames,
+                  inline, keep_unused, device)
+  if fun is None:
+    return wrap
+  return wrap(fun)

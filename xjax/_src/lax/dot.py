@@ -1,0 +1,153 @@
+"""dot_general: contractions with batch dimensions (and `lax.dot` on top)."""
+from __future__ import annotations
+
+import numpy as np
+
+from xjax._src import core
+from xjax._src import dtypes
+from xjax._src import stablehlo as hlo
+from xjax._src.lax.utils import standard_primitive
+
+
+class Precision:
+  """Matmul precision names accepted for compatibility (mirrors `jax.lax.Precision`)."""
+  DEFAULT = "DEFAULT"
+  HIGH = "HIGH"
+  HIGHEST = "HIGHEST"
+
+
+def _canonical_dimension_numbers(dimension_numbers):
+  (lc, rc), (lb, rb) = dimension_numbers
+  as_tuple = lambda xs: tuple(int(i) for i in xs)
+  return ((as_tuple(lc), as_tuple(rc)), (as_tuple(lb), as_tuple(rb)))
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                out_sharding=None):
+  """General contraction of `lhs` and `rhs`.
+
+  Args:
+    lhs, rhs: arrays of one dtype.
+    dimension_numbers: ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``,
+      sequences of dimension indices.
+    precision: accepted for compatibility (XLA's CPU default is used).
+    preferred_element_type: the dtype of the result (default: the inputs' dtype).
+
+  Returns:
+    An array of shape batch dims + lhs free dims + rhs free dims.
+
+  Raises:
+    TypeError: contracting or batch dimensions have different sizes, or the
+      dtypes differ.
+
+  Mirrors `jax.lax.dot_general`.
+  """
+  from xjax._src.lax.elementwise import _coerce_scalars
+  lhs, rhs = _coerce_scalars(lhs, rhs)
+  if preferred_element_type is not None:
+    preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
+  return dot_general_p.bind(lhs, rhs,
+                            dimension_numbers=_canonical_dimension_numbers(dimension_numbers),
+                            precision=precision, preferred_element_type=preferred_element_type,
+                            out_sharding=out_sharding)
+
+
+def _check_dims(name, dims, ndim, side):
+  for d in dims:
+    if not 0 <= d < ndim:
+      raise TypeError(f"dot_general requires {name} dimensions numbers to be in range "
+                      f"[0, {ndim}) for {side}, got {dims}.")
+  if len(set(dims)) != len(dims):
+    raise TypeError(f"dot_general requires {name} dimensions to be unique, got {dims}.")
+
+
+def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
+                               preferred_element_type, out_sharding):
+  (lc, rc), (lb, rb) = dimension_numbers
+  _check_dims("contracting", lc, lhs.ndim, "lhs")
+  _check_dims("contracting", rc, rhs.ndim, "rhs")
+  _check_dims("batch", lb, lhs.ndim, "lhs")
+  _check_dims("batch", rb, rhs.ndim, "rhs")
+  if len(lb) != len(rb):
+    raise TypeError("dot_general requires equal numbers of lhs_batch and rhs_batch "
+                    f"dimensions, got lhs_batch {lb} and rhs_batch {rb}.")
+  lb_shape = tuple(lhs.shape[i] for i in lb)
+  rb_shape = tuple(rhs.shape[i] for i in rb)
+  if lb_shape != rb_shape:
+    raise TypeError("dot_general requires lhs batch dimensions and rhs batch dimensions to "
+                    f"have the same shape, got {lb_shape} and {rb_shape}.")
+  lc_shape = tuple(lhs.shape[i] for i in lc)
+  rc_shape = tuple(rhs.shape[i] for i in rc)
+  if lc_shape != rc_shape:
+    raise TypeError("dot_general requires contracting dimensions to have the same shape, "
+                    f"got {lc_shape} and {rc_shape}.")
+  if lhs.dtype != rhs.dtype:
+    raise TypeError("dot_general requires lhs dtype and rhs dtype to be equal, got "
+                    f"{lhs.dtype.name} and {rhs.dtype.name}.")
+  lhs_free = [d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb]
+  rhs_free = [d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb]
+  dtype = lhs.dtype if preferred_element_type is None else preferred_element_type
+  weak = lhs.weak_type and rhs.weak_type
+  return core.ShapedArray((*lb_shape, *lhs_free, *rhs_free), dtype, weak)
+
+
+def _dot_general_pp(params):
+  (lc, rc), (lb, rb) = params["dimension_numbers"]
+  shown = {k: v for k, v in params.items() if v is not None and k != "out_sharding"}
+  shown["dimension_numbers"] = ((list(lc), list(rc)), (list(lb), list(rb)))
+  return shown
+
+
+def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers, precision,
+                          preferred_element_type, out_sharding):
+  (lc, rc), (lb, rb) = dimension_numbers
+  lhs_aval, rhs_aval = ctx.avals_in
+  out = ctx.avals_out[0]
+  if out.dtype != lhs_aval.dtype:
+    # Compute in the preferred type: convert the operands first.
+    lhs = ctx.op1("stablehlo.convert", [lhs], hlo.tensor_type(lhs_aval.shape, out.dtype))
+    rhs = ctx.op1("stablehlo.convert", [rhs], hlo.tensor_type(rhs_aval.shape, out.dtype))
+  fmt = lambda xs: "[" + ", ".join(map(str, xs)) + "]"
+  attrs = ("dot_dimension_numbers = #stablehlo.dot<"
+           f"lhs_batching_dimensions = {fmt(lb)}, rhs_batching_dimensions = {fmt(rb)}, "
+           f"lhs_contracting_dimensions = {fmt(lc)}, rhs_contracting_dimensions = {fmt(rc)}>")
+  if out.dtype == np.bool_:
+    # XLA has no boolean dot: compute in int32 and compare with zero.
+    i32 = lambda a: hlo.tensor_type(a.shape, np.int32)
+    lhs = ctx.op1("stablehlo.convert", [lhs], i32(lhs_aval))
+    rhs = ctx.op1("stablehlo.convert", [rhs], i32(rhs_aval))
+    acc = ctx.op1("stablehlo.dot_general", [lhs, rhs], i32(out), attrs)
+    zero = ctx.broadcast_to(ctx.constant(np.int32(0)), core.ShapedArray((), np.int32),
+                            out.update(dtype=np.int32))
+    return ctx.op1("stablehlo.compare", [acc, zero], hlo.aval_type(out),
+                   "comparison_direction = #stablehlo<comparison_direction NE>, "
+                   "compare_type = #stablehlo<comparison_type SIGNED>")
+  return ctx.op1("stablehlo.dot_general", [lhs, rhs], hlo.aval_type(out), attrs)
+
+
+dot_general_p = standard_primitive("dot_general", _dot_general_abstract_eval,
+                                   _dot_general_lowering, pp_params=_dot_general_pp)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+  """Vector/matrix dot product: contracts lhs's last dimension with rhs's first.
+
+  Args:
+    lhs: an array of rank 1 or 2.
+    rhs: an array of rank 1 or 2, of lhs's dtype.
+
+  Returns:
+    The product: a scalar, vector or matrix.
+
+  Raises:
+    TypeError: the ranks are not 1 or 2, or the sizes do not match.
+
+  Mirrors `jax.lax.dot`.
+  """
+  lhs_ndim = core.get_aval(lhs).ndim
+  rhs_ndim = core.get_aval(rhs).ndim
+  if lhs_ndim not in (1, 2) or rhs_ndim not in (1, 2):
+    raise TypeError(f"Incompatible shapes for dot: got {core.get_aval(lhs).shape} and "
+                    f"{core.get_aval(rhs).shape}.")
+  return dot_general(lhs, rhs, (((lhs_ndim - 1,), (0,)), ((), ())), precision=precision,
+                     preferred_element_type=preferred_element_type)

@@ -1,0 +1,777 @@
+"""Elementwise primitives: arithmetic, comparison, logical, bitwise, math, select, convert.
+
+The unary and binary math primitives are uniform, so they are declared by
+one table each (`_UNARY`, `_BINARY`): name, accepted dtype kinds, the
+StableHLO (or CHLO) op, and whether the primitive carries JAX's `accuracy`
+param. The primitives with rules of their own (integer_pow, round, sign,
+convert_element_type, select_n, clamp, ...) are cards below the tables.
+
+The lax wrappers do no dtype promotion (that is `xjax.numpy`'s job), but a
+Python scalar operand takes the dtype of the array operands, weakly typed,
+as in JAX.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from xjax._src import core
+from xjax._src import dtypes
+from xjax._src import stablehlo as hlo
+from xjax._src.lax.utils import (check_dtype_kind, drop_none_params, emit_elementwise,
+                                 naryop_abstract_eval, standard_primitive)
+
+_PY_SCALARS = (int, float, complex, bool)
+
+
+def _is_array_like(x) -> bool:
+  return not isinstance(x, _PY_SCALARS)
+
+
+def _coerce_scalars(*args):
+  """Python scalars among `args` take the dtype of the first array operand (weakly)."""
+  template = next((a for a in args if _is_array_like(a)), None)
+  if template is None:
+    return args
+  dtype = core.get_aval(template).dtype
+  return tuple(_weak_scalar(a, dtype) if isinstance(a, _PY_SCALARS) else a for a in args)
+
+
+def _weak_scalar(x, dtype):
+  """A Python scalar as a weakly typed constant of `dtype` (folded on the host)."""
+  return convert_element_type(x, dtype, weak_type=True)
+
+
+def _real_dtype(dtype):
+  return np.finfo(dtype).dtype if dtypes.issubdtype(dtype, np.complexfloating) else dtype
+
+
+def _to_bool(dtype):
+  return np.dtype(bool)
+
+
+# ----------------------------------------------------------------------------
+# Unary math: (name, kinds, op, has_accuracy, result dtype rule)
+
+_UNARY = [
+    ("neg", "num", "stablehlo.negate", False, None),
+    ("floor", "float", "stablehlo.floor", False, None),
+    ("ceil", "float", "stablehlo.ceil", False, None),
+    ("is_finite", "float", "stablehlo.is_finite", False, _to_bool),
+    ("exp", "inexact", "stablehlo.exponential", True, None),
+    ("log", "inexact", "stablehlo.log", True, None),
+    ("log1p", "inexact", "stablehlo.log_plus_one", True, None),
+    ("expm1", "inexact", "stablehlo.exponential_minus_one", True, None),
+    ("tanh", "inexact", "stablehlo.tanh", True, None),
+    ("logistic", "inexact", "stablehlo.logistic", True, None),
+    ("sin", "inexact", "stablehlo.sine", True, None),
+    ("cos", "inexact", "stablehlo.cosine", True, None),
+    ("tan", "inexact", "chlo.tan", True, None),
+    ("asin", "inexact", "chlo.asin", False, None),
+    ("acos", "inexact", "chlo.acos", False, None),
+    ("atan", "inexact", "chlo.atan", False, None),
+    ("sinh", "inexact", "chlo.sinh", False, None),
+    ("cosh", "inexact", "chlo.cosh", False, None),
+    ("asinh", "inexact", "chlo.asinh", False, None),
+    ("acosh", "inexact", "chlo.acosh", False, None),
+    ("atanh", "inexact", "chlo.atanh", False, None),
+    ("sqrt", "inexact", "stablehlo.sqrt", True, None),
+    ("rsqrt", "inexact", "stablehlo.rsqrt", True, None),
+    ("cbrt", "float", "stablehlo.cbrt", True, None),
+    ("abs", "signed", "stablehlo.abs", False, _real_dtype),
+    ("erf", "float", "chlo.erf", False, None),
+    ("erfc", "float", "chlo.erfc", False, None),
+    ("erf_inv", "float", "chlo.erf_inv", False, None),
+    ("lgamma", "float", "chlo.lgamma", False, None),
+    ("digamma", "float", "chlo.digamma", False, None),
+    ("not", "int_or_bool", "stablehlo.not", False, None),
+    ("population_count", "int", "stablehlo.popcnt", False, None),
+    ("clz", "int", "stablehlo.count_leading_zeros", False, None),
+    ("real", "complex", "stablehlo.real", False, _real_dtype),
+    ("imag", "complex", "stablehlo.imag", False, _real_dtype),
+    ("square", "num", None, False, None),
+    ("exp2", "inexact", None, True, None),
+]
+
+_UNARY_DOCS = {
+    "neg": "the negation -x", "floor": "the floor", "ceil": "the ceiling",
+    "is_finite": "whether each element is finite (not inf or NaN), as bool",
+    "exp": "e**x", "log": "the natural logarithm", "log1p": "log(1 + x), accurate near 0",
+    "expm1": "e**x - 1, accurate near 0", "tanh": "the hyperbolic tangent",
+    "logistic": "the logistic sigmoid 1 / (1 + e**-x)", "sin": "the sine (radians)",
+    "cos": "the cosine (radians)", "tan": "the tangent (radians)", "asin": "the arcsine",
+    "acos": "the arccosine", "atan": "the arctangent", "sinh": "the hyperbolic sine",
+    "cosh": "the hyperbolic cosine", "asinh": "the inverse hyperbolic sine",
+    "acosh": "the inverse hyperbolic cosine", "atanh": "the inverse hyperbolic tangent",
+    "sqrt": "the square root", "rsqrt": "1 / sqrt(x)", "cbrt": "the cube root",
+    "abs": "the absolute value (the modulus, as a real dtype, for complex x)",
+    "erf": "the error function", "erfc": "the complementary error function 1 - erf(x)",
+    "erf_inv": "the inverse error function", "lgamma": "log |Gamma(x)|",
+    "digamma": "the digamma function d/dx log Gamma(x)",
+    "not": "the bitwise (or logical, for bool) NOT", "population_count": "the number of set bits",
+    "clz": "the number of leading zero bits", "real": "the real part", "imag": "the imaginary part",
+    "square": "x * x", "exp2": "2**x",
+}
+
+
+def _make_unary(name, kinds, op, has_accuracy, result_dtype):
+  abstract_eval = naryop_abstract_eval(name, (kinds,), result_dtype)
+  lowering = emit_elementwise(op) if op else None
+  pp = drop_none_params("accuracy") if has_accuracy else None
+  prim = standard_primitive(name, abstract_eval, lowering, pp_params=pp)
+
+  if has_accuracy:
+    def wrapper(x, *, accuracy=None):
+      return prim.bind(x, accuracy=accuracy)
+  else:
+    def wrapper(x):
+      return prim.bind(x)
+  public = "bitwise_not" if name == "not" else name
+  wrapper.__name__ = wrapper.__qualname__ = public
+  wrapper.__doc__ = (
+      f"Elementwise {_UNARY_DOCS[name]}.\n\n"
+      f"  Args:\n    x: an array (or scalar) of a {kinds} dtype.\n"
+      + ("    accuracy: an optional accuracy request, accepted for compatibility.\n"
+         if has_accuracy else "")
+      + "\n  Returns:\n    An array of x's shape.\n\n"
+      "  Raises:\n    TypeError: x's dtype is not accepted.\n\n"
+      f"  Mirrors `jax.lax.{public}`.\n  ")
+  return prim, wrapper
+
+
+_unary_prims = {}
+for _row in _UNARY:
+  _unary_prims[_row[0]] = _make_unary(*_row)
+
+neg_p, neg = _unary_prims["neg"]
+floor_p, floor = _unary_prims["floor"]
+ceil_p, ceil = _unary_prims["ceil"]
+is_finite_p, is_finite = _unary_prims["is_finite"]
+exp_p, exp = _unary_prims["exp"]
+log_p, log = _unary_prims["log"]
+log1p_p, log1p = _unary_prims["log1p"]
+expm1_p, expm1 = _unary_prims["expm1"]
+tanh_p, tanh = _unary_prims["tanh"]
+logistic_p, logistic = _unary_prims["logistic"]
+sin_p, sin = _unary_prims["sin"]
+cos_p, cos = _unary_prims["cos"]
+tan_p, tan = _unary_prims["tan"]
+asin_p, asin = _unary_prims["asin"]
+acos_p, acos = _unary_prims["acos"]
+atan_p, atan = _unary_prims["atan"]
+sinh_p, sinh = _unary_prims["sinh"]
+cosh_p, cosh = _unary_prims["cosh"]
+asinh_p, asinh = _unary_prims["asinh"]
+acosh_p, acosh = _unary_prims["acosh"]
+atanh_p, atanh = _unary_prims["atanh"]
+sqrt_p, sqrt = _unary_prims["sqrt"]
+rsqrt_p, rsqrt = _unary_prims["rsqrt"]
+cbrt_p, cbrt = _unary_prims["cbrt"]
+abs_p, abs = _unary_prims["abs"]  # noqa: A001 - JAX's name
+erf_p, erf = _unary_prims["erf"]
+erfc_p, erfc = _unary_prims["erfc"]
+erf_inv_p, erf_inv = _unary_prims["erf_inv"]
+lgamma_p, lgamma = _unary_prims["lgamma"]
+digamma_p, digamma = _unary_prims["digamma"]
+not_p, bitwise_not = _unary_prims["not"]
+population_count_p, population_count = _unary_prims["population_count"]
+clz_p, clz = _unary_prims["clz"]
+real_p, real = _unary_prims["real"]
+imag_p, imag = _unary_prims["imag"]
+square_p, square = _unary_prims["square"]
+exp2_p, exp2 = _unary_prims["exp2"]
+
+
+@square_p.def_lowering
+def _square_lowering(ctx, x):
+  return ctx.op1("stablehlo.multiply", [x, x], x.type)
+
+
+@exp2_p.def_lowering
+def _exp2_lowering(ctx, x, accuracy=None):
+  # 2**x = e**(x log 2)
+  ln2 = ctx.constant(np.log(2.0), ctx.avals_in[0].dtype)
+  ln2 = ctx.broadcast_to(ln2, core.ShapedArray((), ctx.avals_in[0].dtype), ctx.avals_out[0])
+  scaled = ctx.op1("stablehlo.multiply", [x, ln2], x.type)
+  return ctx.op1("stablehlo.exponential", [scaled], x.type)
+
+
+def _abs_lowering(ctx, x):
+  if ctx.avals_in[0].dtype.kind == "u":
+    return x
+  return ctx.op1("stablehlo.abs", [x], hlo.aval_type(ctx.avals_out[0]))
+
+
+abs_p.def_lowering(_abs_lowering)
+
+
+# ----------------------------------------------------------------------------
+# sign
+
+
+def sign(x):
+  """Elementwise sign: -1, 0 or 1 (x / |x| for complex x).
+
+  Args:
+    x: an array of a numeric dtype.
+
+  Returns:
+    An array of x's shape and dtype.
+
+  Mirrors `jax.lax.sign`.
+  """
+  return sign_p.bind(x)
+
+
+sign_p = standard_primitive("sign", naryop_abstract_eval("sign", ("num",)), None)
+
+
+@sign_p.def_lowering
+def _sign_lowering(ctx, x):
+  aval = ctx.avals_in[0]
+  if aval.dtype.kind == "u":
+    zero = ctx.broadcast_to(ctx.constant(0, aval.dtype), core.ShapedArray((), aval.dtype), aval)
+    one = ctx.broadcast_to(ctx.constant(1, aval.dtype), core.ShapedArray((), aval.dtype), aval)
+    is_zero = ctx.op1("stablehlo.compare", [x, zero], hlo.tensor_type(aval.shape, bool),
+                      "comparison_direction = #stablehlo<comparison_direction EQ>, "
+                      "compare_type = #stablehlo<comparison_type UNSIGNED>")
+    return ctx.op1("stablehlo.select", [is_zero, zero, one], x.type)
+  return ctx.op1("stablehlo.sign", [x], x.type)
+
+
+# ----------------------------------------------------------------------------
+# round
+
+
+class RoundingMethod:
+  """How `round` breaks ties (mirrors `jax.lax.RoundingMethod`)."""
+  AWAY_FROM_ZERO = 0
+  TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - JAX's name
+  """Elementwise rounding to the nearest integer value.
+
+  Args:
+    x: an array of a floating-point dtype.
+    rounding_method: `RoundingMethod.AWAY_FROM_ZERO` (0, the default) or
+      `RoundingMethod.TO_NEAREST_EVEN` (1), for ties.
+
+  Returns:
+    An array of x's shape and dtype.
+
+  Mirrors `jax.lax.round`.
+  """
+  return round_p.bind(x, rounding_method=int(rounding_method))
+
+
+round_p = standard_primitive("round", naryop_abstract_eval("round", ("float",)), None)
+
+
+@round_p.def_lowering
+def _round_lowering(ctx, x, rounding_method):
+  op = "stablehlo.round_nearest_even" if rounding_method else "stablehlo.round_nearest_afz"
+  return ctx.op1(op, [x], x.type)
+
+
+# ----------------------------------------------------------------------------
+# integer_pow
+
+
+def integer_pow(x, y: int):
+  """Elementwise x**y for a static Python integer exponent y.
+
+  Args:
+    x: an array of a numeric dtype.
+    y: a Python int; negative exponents need an inexact dtype.
+
+  Returns:
+    An array of x's shape and dtype.
+
+  Mirrors `jax.lax.integer_pow`.
+  """
+  return integer_pow_p.bind(x, y=int(y))
+
+
+def _integer_pow_abstract_eval(x, *, y):
+  if y < 0 and not dtypes.issubdtype(x.dtype, np.inexact):
+    raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x.dtype.name}, {y})")
+  return naryop_abstract_eval("integer_pow", ("num",))(x)
+
+
+integer_pow_p = standard_primitive("integer_pow", _integer_pow_abstract_eval, None)
+
+
+@integer_pow_p.def_lowering
+def _integer_pow_lowering(ctx, x, *, y):
+  # Exponentiation by squaring; a negative power is the reciprocal.
+  aval = ctx.avals_in[0]
+  if y == 0:
+    one = ctx.constant(np.ones((), aval.dtype))
+    return ctx.broadcast_to(one, core.ShapedArray((), aval.dtype), aval)
+  acc, base, n = None, x, abs(y) if not callable(abs) else (-y if y < 0 else y)
+  while n:
+    if n & 1:
+      acc = base if acc is None else ctx.op1("stablehlo.multiply", [acc, base], x.type)
+    n >>= 1
+    if n:
+      base = ctx.op1("stablehlo.multiply", [base, base], x.type)
+  if y < 0:
+    one = ctx.broadcast_to(ctx.constant(np.ones((), aval.dtype)),
+                           core.ShapedArray((), aval.dtype), aval)
+    acc = ctx.op1("stablehlo.divide", [one, acc], x.type)
+  return acc
+
+
+# ----------------------------------------------------------------------------
+# Binary ops: (name, kinds, op, result dtype rule, doc)
+
+_COMPARISONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
+
+_BINARY = [
+    ("add", "num", "stablehlo.add", None, "x + y"),
+    ("sub", "num", "stablehlo.subtract", None, "x - y"),
+    ("mul", "num", "stablehlo.multiply", None, "x * y"),
+    ("div", "num", "stablehlo.divide", None, "x / y (rounding toward zero for integers)"),
+    ("rem", "num", "stablehlo.remainder", None, "the remainder of x / y, with the sign of x"),
+    ("max", "any", "stablehlo.maximum", None, "the maximum (NaN if either is NaN)"),
+    ("min", "any", "stablehlo.minimum", None, "the minimum (NaN if either is NaN)"),
+    ("atan2", "float", "stablehlo.atan2", None, "the angle atan(x / y) in the right quadrant"),
+    ("nextafter", "float", "chlo.next_after", None, "the next representable value after x toward y"),
+    ("and", "int_or_bool", "stablehlo.and", None, "the bitwise (logical, for bool) AND"),
+    ("or", "int_or_bool", "stablehlo.or", None, "the bitwise (logical, for bool) OR"),
+    ("xor", "int_or_bool", "stablehlo.xor", None, "the bitwise (logical, for bool) XOR"),
+    ("shift_left", "int", "stablehlo.shift_left", None, "x << y"),
+    ("shift_right_arithmetic", "int", "stablehlo.shift_right_arithmetic", None,
+     "x >> y, filling with the sign bit"),
+    ("shift_right_logical", "int", "stablehlo.shift_right_logical", None,
+     "x >> y, filling with zeros"),
+    ("complex", "float", "stablehlo.complex", lambda d: dtypes.to_complex_dtype(d),
+     "the complex number x + i y"),
+]
+for _name, _dir in _COMPARISONS.items():
+  _BINARY.append((_name, "any", None, _to_bool, f"x {_dir} y elementwise, as bool"))
+
+_PUBLIC_NAMES = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}
+
+
+def _make_binary(name, kinds, op, result_dtype, doc):
+  abstract_eval = naryop_abstract_eval(name, (kinds, kinds), result_dtype)
+  if name in _COMPARISONS:
+    lowering = _comparison_lowering(_COMPARISONS[name])
+  else:
+    lowering = emit_elementwise(op)
+  prim = standard_primitive(name, abstract_eval, lowering)
+
+  def wrapper(x, y):
+    return prim.bind(*_coerce_scalars(x, y))
+  public = _PUBLIC_NAMES.get(name, name)
+  wrapper.__name__ = wrapper.__qualname__ = public
+  wrapper.__doc__ = (
+      f"Elementwise {doc}.\n\n"
+      f"  Args:\n    x, y: arrays of one {kinds} dtype and equal shapes (a rank-0\n"
+      "      operand or Python scalar broadcasts).\n\n"
+      "  Returns:\n    An array of the common shape.\n\n"
+      "  Raises:\n    TypeError: the dtypes differ or are not accepted, or the shapes differ.\n\n"
+      f"  Mirrors `jax.lax.{public}`.\n  ")
+  return prim, wrapper
+
+
+def _comparison_lowering(direction):
+  def lowering(ctx, x, y):
+    out = ctx.avals_out[0]
+    dtype = ctx.avals_in[0].dtype
+    x = ctx.broadcast_to(x, ctx.avals_in[0], out)
+    y = ctx.broadcast_to(y, ctx.avals_in[1], out)
+    attrs = (f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+             f"compare_type = #stablehlo<comparison_type {hlo.comparison_type(dtype)}>")
+    return ctx.op1("stablehlo.compare", [x, y], hlo.aval_type(out), attrs)
+  return lowering
+
+
+_binary_prims = {row[0]: _make_binary(*row) for row in _BINARY}
+
+add_p, add = _binary_prims["add"]
+sub_p, sub = _binary_prims["sub"]
+mul_p, mul = _binary_prims["mul"]
+div_p, div = _binary_prims["div"]
+rem_p, rem = _binary_prims["rem"]
+max_p, max = _binary_prims["max"]  # noqa: A001 - JAX's name
+min_p, min = _binary_prims["min"]  # noqa: A001 - JAX's name
+atan2_p, atan2 = _binary_prims["atan2"]
+nextafter_p, nextafter = _binary_prims["nextafter"]
+and_p, bitwise_and = _binary_prims["and"]
+or_p, bitwise_or = _binary_prims["or"]
+xor_p, bitwise_xor = _binary_prims["xor"]
+shift_left_p, shift_left = _binary_prims["shift_left"]
+shift_right_arithmetic_p, shift_right_arithmetic = _binary_prims["shift_right_arithmetic"]
+shift_right_logical_p, shift_right_logical = _binary_prims["shift_right_logical"]
+complex_p, complex = _binary_prims["complex"]  # noqa: A001 - JAX's name
+eq_p, eq = _binary_prims["eq"]
+ne_p, ne = _binary_prims["ne"]
+lt_p, lt = _binary_prims["lt"]
+le_p, le = _binary_prims["le"]
+gt_p, gt = _binary_prims["gt"]
+ge_p, ge = _binary_prims["ge"]
+
+
+def _bool_arith_lowering(op_for_bool, op):
+  # On booleans JAX's add is OR and mul is AND.
+  def lowering(ctx, x, y):
+    name = op_for_bool if ctx.avals_in[0].dtype == np.bool_ else op
+    return emit_elementwise(name)(ctx, x, y)
+  return lowering
+
+
+add_p.def_abstract_eval(naryop_abstract_eval("add", ("any", "any")))
+add_p.def_lowering(_bool_arith_lowering("stablehlo.or", "stablehlo.add"))
+mul_p.def_abstract_eval(naryop_abstract_eval("mul", ("any", "any")))
+mul_p.def_lowering(_bool_arith_lowering("stablehlo.and", "stablehlo.multiply"))
+
+
+# ----------------------------------------------------------------------------
+# pow
+
+
+def pow(x, y):  # noqa: A001 - JAX's name
+  """Elementwise x**y.
+
+  Args:
+    x: an array of a floating-point or complex dtype.
+    y: an array of x's dtype, or of an integer dtype.
+
+  Returns:
+    An array of the common shape and x's dtype.
+
+  Mirrors `jax.lax.pow`.
+  """
+  return pow_p.bind(*_coerce_scalars(x, y))
+
+
+def _pow_abstract_eval(x, y):
+  check_dtype_kind("pow", (x,), ("inexact",))
+  if y.dtype != x.dtype:
+    check_dtype_kind("pow", (y,), ("int",))
+  shape = naryop_abstract_eval("pow", ("any", "any"))(x.update(dtype=y.dtype), y).shape
+  return core.ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
+
+
+pow_p = standard_primitive("pow", _pow_abstract_eval, None)
+
+
+@pow_p.def_lowering
+def _pow_lowering(ctx, x, y):
+  out = ctx.avals_out[0]
+  x_aval, y_aval = ctx.avals_in
+  if y_aval.dtype != x_aval.dtype:
+    y = ctx.op1("stablehlo.convert", [y], hlo.tensor_type(y_aval.shape, x_aval.dtype))
+  x = ctx.broadcast_to(x, x_aval, out)
+  y = ctx.broadcast_to(y, y_aval.update(dtype=x_aval.dtype), out)
+  return ctx.op1("stablehlo.power", [x, y], hlo.aval_type(out))
+
+
+# ----------------------------------------------------------------------------
+# convert_element_type
+
+
+def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
+  """Elementwise conversion of `operand` to `new_dtype`.
+
+  Float to integer conversion truncates toward zero and saturates at the
+  integer type's bounds (NaN becomes 0), as XLA defines it. A conversion of a
+  Python scalar or NumPy value is done on the host and returns a constant.
+
+  Args:
+    operand: an array or scalar.
+    new_dtype: the target dtype (canonicalized for x64 mode).
+    weak_type: whether the result is weakly typed.
+
+  Returns:
+    An array of operand's shape and dtype `new_dtype`.
+
+  Mirrors `jax.lax.convert_element_type`.
+  """
+  new_dtype = dtypes.canonicalize_dtype(new_dtype)
+  if isinstance(operand, (_PY_SCALARS, np.ndarray, np.generic)):
+    # Constants are converted on the host, so they stay literals in jaxprs.
+    value = _host_convert(operand, new_dtype)
+    aval = core.ShapedArray(np.shape(value), new_dtype, weak_type)
+    return _WeakConst(value, aval) if weak_type else value
+  aval = core.get_aval(operand)
+  if aval.dtype == new_dtype and aval.weak_type == weak_type:
+    return operand
+  return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
+                                     sharding=None)
+
+
+def _host_convert(x, new_dtype):
+  value = np.asarray(x)
+  if value.dtype.kind == "c" and new_dtype.kind != "c":
+    value = value.real
+  if new_dtype.kind in "iu" and value.dtype.kind == "f":
+    info = np.iinfo(new_dtype)
+    with np.errstate(invalid="ignore"):
+      value = np.where(np.isnan(value), 0, np.clip(np.trunc(value), info.min, info.max))
+  with np.errstate(over="ignore", invalid="ignore"):
+    return value.astype(new_dtype)
+
+
+class _WeakConst(np.ndarray):
+  """A host constant that remembers it is weakly typed (a converted Python scalar)."""
+
+  def __new__(cls, value, aval):
+    obj = np.asarray(value).view(cls)
+    obj._aval = aval
+    return obj
+
+  def __array_finalize__(self, obj):
+    self._aval = getattr(obj, "_aval", None)
+
+
+core.pytype_aval_mappings[_WeakConst] = lambda x: x._aval if x._aval is not None and x._aval.shape == x.shape else core.ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+
+
+def _convert_element_type_abstract_eval(operand, *, new_dtype, weak_type, sharding):
+  return core.ShapedArray(operand.shape, new_dtype, weak_type)
+
+
+convert_element_type_p = standard_primitive(
+    "convert_element_type", _convert_element_type_abstract_eval, None,
+    pp_params=drop_none_params("sharding"))
+
+
+@convert_element_type_p.def_lowering
+def _convert_element_type_lowering(ctx, x, *, new_dtype, weak_type, sharding):
+  src = ctx.avals_in[0]
+  out_type = hlo.aval_type(ctx.avals_out[0])
+  if src.dtype == new_dtype:
+    return x
+  if src.dtype.kind == "c" and new_dtype.kind != "c":
+    x = ctx.op1("stablehlo.real", [x], hlo.tensor_type(src.shape, _real_dtype(src.dtype)))
+    src = src.update(dtype=_real_dtype(src.dtype))
+  if new_dtype == np.bool_ and src.dtype != np.bool_:
+    zero = ctx.broadcast_to(ctx.constant(np.zeros((), src.dtype)),
+                            core.ShapedArray((), src.dtype), src)
+    attrs = ("comparison_direction = #stablehlo<comparison_direction NE>, "
+             f"compare_type = #stablehlo<comparison_type {hlo.comparison_type(src.dtype)}>")
+    return ctx.op1("stablehlo.compare", [x, zero], out_type, attrs)
+  if src.dtype.kind == "f" and new_dtype.kind in "iu":
+    return _saturating_float_to_int(ctx, x, src, new_dtype, out_type)
+  return ctx.op1("stablehlo.convert", [x], out_type)
+
+
+def _saturating_float_to_int(ctx, x, src, new_dtype, out_type):
+  # Clamp to the integer range (in the float type) before converting, NaN -> 0.
+  info = np.iinfo(new_dtype)
+  scalar = core.ShapedArray((), src.dtype)
+  lo_val = np.asarray(info.min, src.dtype)
+  hi_val = np.asarray(info.max, src.dtype)
+  if float(hi_val) > info.max:  # the float rounds up past the max: step down
+    hi_val = np.nextafter(hi_val, np.asarray(0, src.dtype))
+  lo = ctx.broadcast_to(ctx.constant(lo_val), scalar, src)
+  hi = ctx.broadcast_to(ctx.constant(hi_val), scalar, src)
+  clamped = ctx.op1("stablehlo.clamp", [lo, x, hi], x.type)
+  converted = ctx.op1("stablehlo.convert", [clamped], out_type)
+  # Values at or above the bound saturate to the integer max exactly.
+  int_scalar = core.ShapedArray((), new_dtype)
+  imax = ctx.broadcast_to(ctx.constant(np.asarray(info.max, new_dtype)), int_scalar, src.update(dtype=new_dtype))
+  izero = ctx.broadcast_to(ctx.constant(np.asarray(0, new_dtype)), int_scalar, src.update(dtype=new_dtype))
+  bool_type = hlo.tensor_type(src.shape, bool)
+  cmp = "compare_type = #stablehlo<comparison_type FLOAT>"
+  hi_limit = ctx.broadcast_to(ctx.constant(np.asarray(info.max, np.float64).astype(src.dtype)), scalar, src)
+  too_big = ctx.op1("stablehlo.compare", [x, hi_limit], bool_type,
+                    f"comparison_direction = #stablehlo<comparison_direction GE>, {cmp}")
+  converted = ctx.op1("stablehlo.select", [too_big, imax, converted], out_type)
+  is_nan = ctx.op1("stablehlo.compare", [x, x], bool_type,
+                   f"comparison_direction = #stablehlo<comparison_direction NE>, {cmp}")
+  return ctx.op1("stablehlo.select", [is_nan, izero, converted], out_type)
+
+
+def bitcast_convert_type(operand, new_dtype):
+  """Reinterprets the bits of `operand` as `new_dtype` (same or divisible width).
+
+  Mirrors `jax.lax.bitcast_convert_type`.
+  """
+  return bitcast_convert_type_p.bind(operand, new_dtype=dtypes.canonicalize_dtype(new_dtype))
+
+
+def _bitcast_abstract_eval(operand, *, new_dtype):
+  old, new = operand.dtype.itemsize, np.dtype(new_dtype).itemsize
+  if old == new:
+    shape = operand.shape
+  elif old > new:
+    shape = (*operand.shape, old // new)
+  else:
+    if not operand.shape or operand.shape[-1] != new // old:
+      raise TypeError(f"bitcast_convert_type from {operand.dtype.name} to {np.dtype(new_dtype).name} "
+                      f"requires a last dimension of size {new // old}, got shape {operand.shape}")
+    shape = operand.shape[:-1]
+  return core.ShapedArray(shape, new_dtype)
+
+
+bitcast_convert_type_p = standard_primitive(
+    "bitcast_convert_type", _bitcast_abstract_eval,
+    lambda ctx, x, new_dtype: ctx.op1("stablehlo.bitcast_convert", [x],
+                                      hlo.aval_type(ctx.avals_out[0])))
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+  """Rounds `operand` as if it had the given exponent and mantissa widths.
+
+  Mirrors `jax.lax.reduce_precision`.
+  """
+  return reduce_precision_p.bind(operand, exponent_bits=int(exponent_bits),
+                                 mantissa_bits=int(mantissa_bits))
+
+
+reduce_precision_p = standard_primitive(
+    "reduce_precision", lambda x, **_: naryop_abstract_eval("reduce_precision", ("float",))(x),
+    lambda ctx, x, exponent_bits, mantissa_bits: ctx.op1(
+        "stablehlo.reduce_precision", [x], x.type,
+        f"exponent_bits = {exponent_bits} : i32, mantissa_bits = {mantissa_bits} : i32"))
+
+
+# ----------------------------------------------------------------------------
+# select_n, clamp
+
+
+def select_n(which, *cases):
+  """Elementwise selection: ``cases[which]``.
+
+  Args:
+    which: a bool array (with two cases) or int32 array, of the cases' shape
+      or rank 0; values outside [0, len(cases)) give unspecified results.
+    *cases: one or more arrays of equal shape and dtype.
+
+  Returns:
+    An array of the cases' shape and dtype.
+
+  Raises:
+    TypeError: no cases, mismatched case types, or a bad `which` dtype or shape.
+
+  Mirrors `jax.lax.select_n`.
+  """
+  if not cases:
+    raise ValueError("select_n called with no cases")
+  return select_n_p.bind(which, *_coerce_scalars(*cases))
+
+
+def _select_n_abstract_eval(which, *cases):
+  first = cases[0]
+  for c in cases[1:]:
+    if c.shape != first.shape or c.dtype != first.dtype:
+      raise TypeError("select_n cases must have the same shapes and dtypes, got "
+                      f"{', '.join(c.str_short() for c in cases)}.")
+  if which.dtype == np.bool_:
+    if len(cases) > 2:
+      raise TypeError("select_n with a boolean predicate takes at most two cases, "
+                      f"got {len(cases)}.")
+  elif which.dtype != np.int32:
+    raise TypeError(f"select_n `which` must be boolean or int32 type, got {which.dtype.name}.")
+  if which.shape and which.shape != first.shape:
+    raise TypeError("select_n `which` must be scalar or have the same shape as cases, got "
+                    f"`which` shape {which.shape} but case shape {first.shape}.")
+  return core.ShapedArray(first.shape, first.dtype, all(c.weak_type for c in cases))
+
+
+select_n_p = standard_primitive("select_n", _select_n_abstract_eval, None)
+
+
+@select_n_p.def_lowering
+def _select_n_lowering(ctx, which, *cases):
+  out = ctx.avals_out[0]
+  which_aval = ctx.avals_in[0]
+  which = ctx.broadcast_to(which, which_aval, out.update(dtype=which_aval.dtype))
+  if len(cases) == 1:
+    return cases[0]
+  bool_type = hlo.tensor_type(out.shape, bool)
+  if which_aval.dtype == np.bool_:
+    return ctx.op1("stablehlo.select", [which, cases[1], cases[0]], hlo.aval_type(out))
+  # An int32 selector: a balanced tree of comparisons `which < mid`.
+  def build(lo, hi):
+    if hi - lo == 1:
+      return cases[lo]
+    mid = (lo + hi) // 2
+    bound = ctx.broadcast_to(ctx.constant(np.int32(mid)), core.ShapedArray((), np.int32),
+                             out.update(dtype=np.int32))
+    pred = ctx.op1("stablehlo.compare", [which, bound], bool_type,
+                   "comparison_direction = #stablehlo<comparison_direction LT>, "
+                   "compare_type = #stablehlo<comparison_type SIGNED>")
+    return ctx.op1("stablehlo.select", [pred, build(lo, mid), build(mid, hi)], hlo.aval_type(out))
+  return build(0, len(cases))
+
+
+def clamp(min, x, max):  # noqa: A002 - JAX's names
+  """Elementwise clamp of x into [min, max].
+
+  Args:
+    min, max: arrays of x's dtype, of x's shape or rank 0.
+    x: an array.
+
+  Returns:
+    An array of x's shape and dtype.
+
+  Mirrors `jax.lax.clamp`.
+  """
+  return clamp_p.bind(*_coerce_scalars(min, x, max))
+
+
+def _clamp_abstract_eval(lo, x, hi):
+  for name, bound in (("min", lo), ("max", hi)):
+    if bound.shape and bound.shape != x.shape:
+      raise TypeError(f"clamp requires {name}.shape == operand.shape or {name}.shape == (), "
+                      f"got {bound.shape}.")
+  if lo.dtype != x.dtype or hi.dtype != x.dtype:
+    raise TypeError("clamp requires min.dtype == operand.dtype == max.dtype, got "
+                    f"{lo.dtype.name}, {x.dtype.name}, {hi.dtype.name}.")
+  return x
+
+
+clamp_p = standard_primitive("clamp", _clamp_abstract_eval, None)
+
+
+@clamp_p.def_lowering
+def _clamp_lowering(ctx, lo, x, hi):
+  out = ctx.avals_out[0]
+  lo = ctx.broadcast_to(lo, ctx.avals_in[0], out)
+  hi = ctx.broadcast_to(hi, ctx.avals_in[2], out)
+  return ctx.op1("stablehlo.clamp", [lo, x, hi], hlo.aval_type(out))
+
+
+def conj(x):
+  """Elementwise complex conjugate (the identity on real dtypes, as a complex result).
+
+  Mirrors `jax.lax.conj`.
+  """
+  return conj_p.bind(x, input_dtype=core.get_aval(x).dtype)
+
+
+def _conj_abstract_eval(x, *, input_dtype):
+  dtype = x.dtype if dtypes.issubdtype(x.dtype, np.complexfloating) else dtypes.to_complex_dtype(x.dtype)
+  return core.ShapedArray(x.shape, dtype, x.weak_type)
+
+
+conj_p = standard_primitive("conj", _conj_abstract_eval, None)
+
+
+@conj_p.def_lowering
+def _conj_lowering(ctx, x, *, input_dtype):
+  src, out = ctx.avals_in[0], ctx.avals_out[0]
+  out_type = hlo.aval_type(out)
+  if src.dtype.kind != "c":
+    return ctx.op1("stablehlo.convert", [x], out_type)
+  part_type = hlo.tensor_type(src.shape, _real_dtype(src.dtype))
+  re = ctx.op1("stablehlo.real", [x], part_type)
+  im = ctx.op1("stablehlo.imag", [x], part_type)
+  im = ctx.op1("stablehlo.negate", [im], part_type)
+  return ctx.op1("stablehlo.complex", [re, im], out_type)
+
+
+def _copy_lowering(ctx, x):
+  return x
+
+
+copy_p = standard_primitive("copy", lambda x: x, _copy_lowering)
+
+
+def _copy(x):
+  return copy_p.bind(x)

@@ -1,0 +1,122 @@
+"""Constructors for the common shapes of primitive rules.
+
+`naryop_abstract_eval` composes a shape rule (equal shapes, rank-0 operands
+broadcast), a dtype rule (allowed kinds, equal dtypes) and the weak-type rule
+(weak only when every operand is weak). `emit_elementwise` is the matching
+lowering: it broadcasts rank-0 operands and emits one StableHLO op.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from xjax._src import core
+from xjax._src import dtypes
+from xjax._src import stablehlo as hlo
+
+# Dtype kinds accepted by elementwise primitives, named as in JAX's lax.
+_bool = frozenset({np.dtype(bool)})
+_int = frozenset(dtypes._int_dtypes)
+_uint = frozenset(dtypes._unsigned_dtypes)
+_float = frozenset(dtypes._float_dtypes)
+_complex = frozenset(dtypes._complex_dtypes)
+_num = _int | _float | _complex
+_any = _num | _bool
+_int_or_bool = _int | _bool
+_float_or_complex = _float | _complex
+_signed_num = frozenset(dtypes._signed_dtypes) | _float | _complex
+
+KINDS = {
+    "bool": _bool, "int": _int, "uint": _uint, "float": _float, "complex": _complex,
+    "num": _num, "any": _any, "int_or_bool": _int_or_bool, "inexact": _float_or_complex,
+    "signed": _signed_num, "float_or_int": _float | _int,
+}
+
+_KIND_WORDS = {
+    "bool": "bool", "int": "integer", "uint": "unsigned integer", "float": "floating-point",
+    "complex": "complex", "num": "numeric", "any": "any", "int_or_bool": "integer or boolean",
+    "inexact": "floating-point or complex", "signed": "signed numeric",
+    "float_or_int": "floating-point or integer",
+}
+
+
+def check_dtype_kind(name: str, avals, kinds) -> None:
+  for kind, aval in zip(kinds, avals):
+    if aval.dtype not in KINDS[kind]:
+      raise TypeError(f"{name} does not accept dtype {aval.dtype.name}. Accepted dtypes are "
+                      f"subtypes of {_KIND_WORDS[kind]}.")
+
+
+def broadcasting_shape(name: str, *avals) -> tuple[int, ...]:
+  """The common shape of elementwise operands.
+
+  Rank-0 operands broadcast; the others must have one rank, and in each
+  dimension sizes must agree or be 1 (as JAX's lax allows).
+  """
+  shapes = [a.shape for a in avals if a.shape != ()]
+  if not shapes:
+    return ()
+  if len({len(s) for s in shapes}) != 1:
+    raise TypeError(f"{name}: arrays must have same number of dimensions, got "
+                    f"{', '.join(str(tuple(s)) for s in shapes)}.")
+  result = []
+  for ds in zip(*shapes):
+    non_ones = {d for d in ds if d != 1}
+    if len(non_ones) > 1:
+      raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                      f"{', '.join(str(tuple(s)) for s in shapes)}.")
+    result.append(non_ones.pop() if non_ones else 1)
+  return tuple(result)
+
+
+def same_dtypes(name: str, avals) -> np.dtype:
+  dtype = avals[0].dtype
+  for a in avals[1:]:
+    if a.dtype != dtype:
+      raise TypeError(
+          f"lax.{name} requires arguments to have the same dtypes, got "
+          f"{', '.join(a.dtype.name for a in avals)}. (Tip: jnp.{name} is a similar "
+          "function that does automatic type promotion on inputs).")
+  return dtype
+
+
+def naryop_abstract_eval(name: str, kinds, result_dtype=None):
+  """Abstract eval of an elementwise op taking operands of the given dtype kinds.
+
+  `result_dtype(dtype)` maps the operand dtype to the result's (default: same).
+  """
+  def abstract_eval(*avals, **params):
+    if len(avals) != len(kinds):
+      raise TypeError(f"{name} takes {len(kinds)} operands, got {len(avals)}")
+    check_dtype_kind(name, avals, kinds)
+    dtype = same_dtypes(name, avals) if len(avals) > 1 else avals[0].dtype
+    shape = broadcasting_shape(name, *avals)
+    out_dtype = dtype if result_dtype is None else result_dtype(dtype)
+    weak = all(a.weak_type for a in avals)
+    return core.ShapedArray(shape, out_dtype, weak)
+  return abstract_eval
+
+
+def emit_elementwise(op_name: str, attrs=None):
+  """A lowering emitting one StableHLO op on operands broadcast to the output shape."""
+  def lowering(ctx, *args, **params):
+    out = ctx.avals_out[0]
+    args = [ctx.broadcast_to(x, a, out) for x, a in zip(args, ctx.avals_in)]
+    return ctx.op1(op_name, args, hlo.aval_type(out), attrs)
+  return lowering
+
+
+def standard_primitive(name: str, abstract_eval, lowering, multiple_results=False,
+                       pp_params=None) -> core.Primitive:
+  prim = core.Primitive(name, multiple_results)
+  prim.def_abstract_eval(abstract_eval)
+  prim.def_lowering(lowering)
+  if pp_params is not None:
+    prim.def_pp_params(pp_params)
+  return prim
+
+
+def drop_none_params(*names):
+  """A print rule hiding the named params when they are None (e.g. ``accuracy``)."""
+  def pp_params(params):
+    return {k: v for k, v in params.items() if not (k in names and v is None)}
+  return pp_params

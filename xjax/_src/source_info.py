@@ -1,0 +1,70 @@
+"""Where in the user's code an equation was made, for error messages.
+
+Capturing is cheap (a walk up the Python frames to the first one outside
+xjax, keeping its code object and instruction offset); resolving it to a
+file, line and column happens only when a message needs it.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import NamedTuple
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_STDLIB_DIR = os.path.dirname(os.__file__)
+
+
+def _is_internal(filename: str) -> bool:
+  return filename.startswith(_PACKAGE_DIR) or filename.startswith(_STDLIB_DIR)
+
+
+_internal_cache: dict[str, bool] = {}
+
+
+class SourceInfo(NamedTuple):
+  """The user frame that created an equation: its code object and bytecode offset."""
+  code: object
+  lasti: int
+
+  def summarize(self) -> str:
+    """``file:line:column (function)``, as JAX prints it in error messages."""
+    line, column = self.position()
+    where = f"{self.code.co_filename}:{line}"
+    if column:
+      where += f":{column}"
+    return f"{where} ({self.code.co_name})"
+
+  def position(self) -> tuple[int, int]:
+    """The (line, column) of the instruction, from Python 3.11's position table."""
+    for i, pos in enumerate(self.code.co_positions()):
+      if 2 * i >= self.lasti:
+        line, _, col, _ = pos
+        return (line or self.code.co_firstlineno), (col or 0)
+    return self.code.co_firstlineno, 0
+
+
+def current() -> SourceInfo | None:
+  """The innermost frame on the stack that is user code, not xjax or the stdlib."""
+  frame = sys._getframe(1)
+  cache = _internal_cache
+  while frame is not None:
+    filename = frame.f_code.co_filename
+    internal = cache.get(filename)
+    if internal is None:
+      internal = cache[filename] = _is_internal(filename)
+    if not internal:
+      return SourceInfo(frame.f_code, frame.f_lasti)
+    frame = frame.f_back
+  return None
+
+
+def fun_sourceinfo(fun) -> str:
+  """``name at file:line`` for a Python function, as JAX names traced functions."""
+  while hasattr(fun, "func") and hasattr(fun, "args"):  # functools.partial
+    fun = fun.func
+  fun = getattr(fun, "__wrapped__", fun)
+  code = getattr(fun, "__code__", None)
+  name = getattr(fun, "__name__", None)
+  if code is not None and name is not None:
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
+  return str(fun)

@@ -1,0 +1,89 @@
+"""StableHLO syntax: type strings, attribute literals. No semantics live here.
+
+Operations are written in MLIR's generic form,
+``%r = "stablehlo.add"(%a, %b) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>``,
+which one emitter (`lowering.LoweringContext.op`) covers for every op.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_ELEMENT_TYPES = {
+    "bool": "i1", "int4": "i4", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint4": "ui4", "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "uint64": "ui64",
+    "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+    "complex64": "complex<f32>", "complex128": "complex<f64>",
+    "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2", "float8_e4m3fnuz": "f8E4M3FNUZ",
+    "float8_e5m2fnuz": "f8E5M2FNUZ", "float8_e4m3b11fnuz": "f8E4M3B11FNUZ",
+}
+
+
+def element_type(dtype) -> str:
+  """The MLIR element type of a NumPy dtype: float32 -> 'f32', bool -> 'i1'."""
+  name = np.dtype(dtype).name
+  if name not in _ELEMENT_TYPES:
+    if name.startswith("[('float0'") or name == "void" or name.startswith("|V"):
+      return "i1"  # float0 values are lowered as booleans, as in JAX
+    raise TypeError(f"internal: no StableHLO element type for dtype {name}")
+  return _ELEMENT_TYPES[name]
+
+
+def tensor_type(shape, dtype) -> str:
+  """'tensor<3x4xf32>' for shape (3, 4) and float32; 'tensor<f32>' for a scalar."""
+  dims = "".join(f"{d}x" for d in shape)
+  return f"tensor<{dims}{element_type(dtype)}>"
+
+
+def aval_type(aval) -> str:
+  return tensor_type(aval.shape, aval.dtype)
+
+
+def i64_array(values) -> str:
+  """'array<i64: 1, 2>' (a DenseI64ArrayAttr)."""
+  values = [int(v) for v in values]
+  return "array<i64>" if not values else f"array<i64: {', '.join(map(str, values))}>"
+
+
+def bool_array(values) -> str:
+  values = ["true" if v else "false" for v in values]
+  return "array<i1>" if not values else f"array<i1: {', '.join(values)}>"
+
+
+def dense_i64(values, shape=None) -> str:
+  """A dense i64 tensor attribute (used by older-style attributes such as padding)."""
+  arr = np.asarray(values, np.int64)
+  shape = arr.shape if shape is None else shape
+  return f"dense<{_nested(arr.tolist())}> : {tensor_type(shape, np.int64)}"
+
+
+def _nested(v) -> str:
+  if isinstance(v, list):
+    return "[" + ", ".join(_nested(x) for x in v) + "]"
+  if isinstance(v, bool):
+    return "true" if v else "false"
+  return str(v)
+
+
+def dense_elements(value: np.ndarray) -> str:
+  """The ``dense<...>`` literal holding `value` (any shape and dtype)."""
+  value = np.asarray(value)
+  if value.dtype == np.bool_:
+    if value.size and (value.all() or not value.any()):
+      return f"dense<{'true' if value.flat[0] else 'false'}>"
+    return f"dense<{_nested(value.tolist())}>"
+  if value.size == 0:
+    return "dense<>" if value.ndim == 0 else f"dense<{_nested(value.tolist())}>"
+  if value.ndim and (value == value.flat[0]).all() and not np.issubdtype(value.dtype, np.complexfloating):
+    value = value.reshape(-1)[:1]  # a splat: one element stands for all
+  data = np.ascontiguousarray(value).tobytes()
+  return f'dense<"0x{data.hex().upper()}">'
+
+
+def comparison_type(dtype) -> str:
+  """The `compare_type` StableHLO needs for a comparison on `dtype`."""
+  dtype = np.dtype(dtype)
+  if dtype.kind in "fcV" or dtype.name == "bfloat16" or dtype.name.startswith("float8"):
+    return "FLOAT"
+  if dtype.kind == "u" or dtype == np.bool_:
+    return "UNSIGNED"
+  return "SIGNED"
