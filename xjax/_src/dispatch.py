@@ -105,17 +105,21 @@ def device_put_value(x, device=None, weak_type=None, committed=None) -> Array:
 
 class Executable:
   """A compiled closed jaxpr: run it on device buffers, get Arrays back."""
-  __slots__ = ("xla_executable", "out_avals", "device", "const_buffers", "text")
+  __slots__ = ("xla_executable", "out_avals", "device", "const_buffers", "text", "_handlers")
 
   def __init__(self, xla_executable, out_avals, device, const_buffers, text):
     self.xla_executable = xla_executable
-    self.out_avals = out_avals
+    self.out_avals = tuple(out_avals)
     self.device = device
     self.const_buffers = const_buffers
     self.text = text
+    self._handlers = (backend.result_handlers(self.out_avals, device, False),
+                      backend.result_handlers(self.out_avals, device, True))
 
   def run(self, buffers, committed: bool) -> list[Array]:
-    outs = self.xla_executable.execute([*self.const_buffers, *buffers])
+    if self.const_buffers:
+      buffers = [*self.const_buffers, *buffers]
+    outs = backend.execute(self.xla_executable, buffers, self._handlers[committed])
     device = self.device
     return [Array(b, a, device, committed) for b, a in zip(outs, self.out_avals)]
 

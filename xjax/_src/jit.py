@@ -127,6 +127,7 @@ class Jitted:
     self._name = fun_name(fun)
     self._cache: dict = {}
     self._jaxpr_cache: dict = {}
+    self._converted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     functools.update_wrapper(self, fun)
 
   def __get__(self, obj, objtype=None):
@@ -215,7 +216,10 @@ class Jitted:
     info = debug_info(traced_for, fun, full_args, full_kwargs,
                       self._static_argnums, self._static_argnames, self._sig)
     closed = pe.trace_to_jaxpr(flat_fun, avals, info)
-    result = self._jaxpr_cache[key] = (closed, out_tree.val)
+    result = (closed, out_tree.val)
+    # A jaxpr closing over an enclosing trace's tracers is valid only in that trace.
+    if not any(isinstance(c, core.Tracer) for c in closed.consts):
+      self._jaxpr_cache[key] = result
     return result
 
   def _avals(self, leaves, dyn_args, dyn_kwargs):
@@ -279,9 +283,18 @@ class Jitted:
     return text
 
   def _bind(self, statics, dyn_args, dyn_kwargs, leaves, in_tree):
+    if self._inline:
+      # Inlined: the function's equations join the enclosing jaxpr directly.
+      args, kwargs = self._rebuild(statics, dyn_args, dyn_kwargs)
+      return self._fun(*args, **kwargs)
     avals = tuple(core.get_aval(x) for x in leaves)
     closed, out_tree = self._trace(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals)
-    jaxpr, consts = pe.convert_constvars_jaxpr(closed)
+    converted = self._converted.get(closed)
+    if converted is None:
+      converted = pe.convert_constvars_jaxpr(closed)
+      if not closed.consts:
+        self._converted[closed] = converted
+    jaxpr, consts = converted
     n = len(consts) + len(leaves)
     outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name,
                       donated_invars=(False,) * n, inline=self._inline,
