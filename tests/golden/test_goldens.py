@@ -80,7 +80,6 @@ NOT_YET: set[str] = {
     'max_keepdims',
     'mean_axis0',
     'medium_f32_wraps',
-    'nested_jit',
     'nonzero_under_jit',
     'np_asarray_of_tracer',
     'pad',
