@@ -69,8 +69,6 @@ NOT_YET: set[str] = {
     'jit_list_arg_to_sum',
     'jnp_clip',
     'lax_cumlogsumexp',
-    'leaked_tracer_arg',
-    'leaked_tracer_intermediate',
     'long_f32',
     'long_i32',
     'matmul_batched',

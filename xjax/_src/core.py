@@ -324,11 +324,16 @@ def escaped_tracer_error(tracer, detail: str | None = None) -> errors.Unexpected
   if info is not None:
     msg += (f"\nThe function being traced when the value leaked was "
             f"{info.func_src_info} traced for {info.traced_for}.")
-  src = getattr(tracer, "_source", None)
-  if src is not None:
-    msg += ("\n------------------------------\n"
-            f"The leaked intermediate value was created on line {src.summarize()}. "
-            "\n------------------------------")
+  src = getattr(tracer, "_source_info", None)
+  frames = src.frames if src is not None else ()
+  created = frames[0].summarize() if frames else ""
+  shown = "\n".join(f.summarize() for f in reversed(frames))
+  msg += ("\n------------------------------\n"
+          f"The leaked intermediate value was created on line {created}. "
+          "\n------------------------------\n"
+          "When the value was created, the final 5 stack frames (most recent "
+          "last) excluding JAX-internal frames were:\n------------------------------\n"
+          f"{shown}\n------------------------------\n")
   if detail:
     msg += f"\nDetail: {detail}"
   msg += ("\nTo catch the leak earlier, try setting the environment variable "
@@ -352,7 +357,7 @@ class Tracer:
   """A stand-in for an array value while a function is being transformed.
 
   Subclasses hold the per-transformation payload and set `tracer_name`, the
-  name printed in reprs (``JitTracer``, ``JVPTracer``, ``VmapTracer``).
+  name printed in reprs (``DynamicJaxprTracer``, ``JVPTracer``, ``VmapTracer``).
   Operators and array methods are installed by `xjax._src.numpy.array_methods`.
   """
   __slots__ = ("_trace", "__weakref__")

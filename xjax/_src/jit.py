@@ -100,6 +100,21 @@ class _CacheEntry:
     self.jaxpr = jaxpr
 
 
+_function_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _caches_for(fun, options) -> tuple:
+  """The (executable, jaxpr, converted-jaxpr) caches shared by every jit of `fun` with `options`."""
+  try:
+    per_fun = _function_caches.setdefault(fun, {})
+  except TypeError:  # not weakly referenceable: caches live with this wrapper
+    per_fun = {}
+  caches = per_fun.get(options)
+  if caches is None:
+    caches = per_fun[options] = ({}, {}, weakref.WeakKeyDictionary())
+  return caches
+
+
 class Jitted:
   """A function compiled with XLA on first call for each argument signature.
 
@@ -125,9 +140,11 @@ class Jitted:
     self._keep_unused = keep_unused
     self._device = device
     self._name = fun_name(fun)
-    self._cache: dict = {}
-    self._jaxpr_cache: dict = {}
-    self._converted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    # As in JAX, caches belong to the function (and options), not to this
+    # wrapper: `jit(f)(x)` twice with new wrappers traces once.
+    options = (self._static_argnums, self._static_argnames, self._donate_argnums,
+               self._donate_argnames, inline, keep_unused, device)
+    self._cache, self._jaxpr_cache, self._converted = _caches_for(fun, options)
     functools.update_wrapper(self, fun)
 
   def __get__(self, obj, objtype=None):

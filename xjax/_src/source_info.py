@@ -21,18 +21,10 @@ def _is_internal(filename: str) -> bool:
 _internal_cache: dict[str, bool] = {}
 
 
-class SourceInfo(NamedTuple):
-  """The user frame that created an equation: its code object and bytecode offset."""
+class Frame(NamedTuple):
+  """One user frame: a code object and the offset of its current instruction."""
   code: object
   lasti: int
-
-  def summarize(self) -> str:
-    """``file:line:column (function)``, as JAX prints it in error messages."""
-    line, column = self.position()
-    where = f"{self.code.co_filename}:{line}"
-    if column:
-      where += f":{column}"
-    return f"{where} ({self.code.co_name})"
 
   def position(self) -> tuple[int, int]:
     """The (line, column) of the instruction, from Python 3.11's position table."""
@@ -42,20 +34,46 @@ class SourceInfo(NamedTuple):
         return (line or self.code.co_firstlineno), (col or 0)
     return self.code.co_firstlineno, 0
 
+  def summarize(self) -> str:
+    """``file:line:column (function)``, as JAX prints a frame."""
+    line, column = self.position()
+    where = f"{self.code.co_filename}:{line}"
+    if column:
+      where += f":{column}"
+    return f"{where} ({self.code.co_qualname})"
+
+
+class SourceInfo(NamedTuple):
+  """The user frames (innermost first, at most `MAX_FRAMES`) active when an equation was made."""
+  frames: tuple
+
+  def summarize(self) -> str:
+    return self.frames[0].summarize() if self.frames else "unknown"
+
+
+MAX_FRAMES = 5
+
 
 def current() -> SourceInfo | None:
-  """The innermost frame on the stack that is user code, not xjax or the stdlib."""
+  """The innermost run of user frames (not xjax or the stdlib) on the stack.
+
+  The run ends at the first xjax frame above it, which is where the traced
+  function was called from: frames outside the traced function are not shown.
+  """
   frame = sys._getframe(1)
   cache = _internal_cache
-  while frame is not None:
+  frames = []
+  while frame is not None and len(frames) < MAX_FRAMES:
     filename = frame.f_code.co_filename
     internal = cache.get(filename)
     if internal is None:
       internal = cache[filename] = _is_internal(filename)
     if not internal:
-      return SourceInfo(frame.f_code, frame.f_lasti)
+      frames.append(Frame(frame.f_code, frame.f_lasti))
+    elif frames:
+      break
     frame = frame.f_back
-  return None
+  return SourceInfo(tuple(frames)) if frames else None
 
 
 def fun_sourceinfo(fun) -> str:

@@ -24,16 +24,16 @@ class DebugInfo(NamedTuple):
   result_paths: tuple | None = None
 
 
-class JitTracer(core.Tracer):
-  """A tracer of a `DynamicJaxprTrace`, printed ``JitTracer(float32[3])``."""
-  __slots__ = ("_aval", "val", "_source")
+class DynamicJaxprTracer(core.Tracer):
+  """A tracer of a `DynamicJaxprTrace`, printed ``JitTracer(float32[3])`` as in JAX."""
+  __slots__ = ("_aval", "val", "_source_info")
   tracer_name = "JitTracer"
 
-  def __init__(self, trace, aval, val, source=None):
+  def __init__(self, trace, aval, val, source_info=None):
     self._trace = trace
     self._aval = aval
     self.val = val
-    self._source = source
+    self._source_info = source_info
 
   @property
   def aval(self):
@@ -86,28 +86,29 @@ def _is_literalable(x) -> bool:
 
 class DynamicJaxprTrace(core.Trace):
   """Records primitives applied to its tracers into a jaxpr."""
-  __slots__ = ("eqns", "invars", "constvar_to_val", "const_tracers", "debug_info",
-               "tracers")
+  __slots__ = ("eqns", "invars", "constvar_to_val", "const_tracers", "const_values",
+               "debug_info")
 
   def __init__(self, debug_info: DebugInfo | None = None):
     super().__init__(parent_trace=None)
     self.eqns: list[core.JaxprEqn] = []
     self.invars: list[core.Var] = []
     self.constvar_to_val: dict[core.Var, Any] = {}
-    self.const_tracers: dict[int, JitTracer] = {}
+    self.const_tracers: dict[int, DynamicJaxprTracer] = {}
+    self.const_values: list = []
     self.debug_info = debug_info
 
-  def new_arg(self, aval: core.ShapedArray) -> JitTracer:
+  def new_arg(self, aval: core.ShapedArray) -> DynamicJaxprTracer:
     var = core.Var(aval)
     self.invars.append(var)
-    return JitTracer(self, aval, var)
+    return DynamicJaxprTracer(self, aval, var)
 
-  def to_jaxpr_tracer(self, x) -> JitTracer:
-    if isinstance(x, JitTracer) and x._trace.tag is self.tag:
+  def to_jaxpr_tracer(self, x) -> DynamicJaxprTracer:
+    if isinstance(x, DynamicJaxprTracer) and x._trace.tag is self.tag:
       return x
     return self.new_const(x)
 
-  def new_const(self, x) -> JitTracer:
+  def new_const(self, x) -> DynamicJaxprTracer:
     if isinstance(x, core.Tracer) and not x._trace.is_valid:
       raise core.escaped_tracer_error(x)
     tracer = self.const_tracers.get(id(x))
@@ -116,14 +117,14 @@ class DynamicJaxprTrace(core.Trace):
     aval = core.get_aval(x)
     if _is_literalable(x):
       value = np.asarray(x, aval.dtype) if not isinstance(x, (int, float, bool, complex)) else x
-      tracer = JitTracer(self, aval, core.Literal(value, aval))
+      tracer = DynamicJaxprTracer(self, aval, core.Literal(value, aval))
     else:
       var = core.Var(aval)
       self.constvar_to_val[var] = x
-      tracer = JitTracer(self, aval, var)
+      tracer = DynamicJaxprTracer(self, aval, var)
     # Keep `x` alive with its tracer so its id is not reused while tracing.
     self.const_tracers[id(x)] = tracer
-    tracer._source = x
+    self.const_values.append(x)
     return tracer
 
   def process_primitive(self, primitive, args, params):
@@ -134,9 +135,9 @@ class DynamicJaxprTrace(core.Trace):
     out = rule(*(t._aval for t in tracers), **params)
     out_avals = out if primitive.multiple_results else [out]
     outvars = [core.Var(a) for a in out_avals]
-    self.eqns.append(core.JaxprEqn([t.val for t in tracers], outvars, primitive, params,
-                                   source_info.current()))
-    outs = [JitTracer(self, a, v) for a, v in zip(out_avals, outvars)]
+    src = source_info.current()
+    self.eqns.append(core.JaxprEqn([t.val for t in tracers], outvars, primitive, params, src))
+    outs = [DynamicJaxprTracer(self, a, v, src) for a, v in zip(out_avals, outvars)]
     return outs if primitive.multiple_results else outs[0]
 
   def find_progenitors(self, tracer):
