@@ -65,11 +65,11 @@ _DLPACK_KINDS = frozenset("biufc")
 def transfer_to_device(x: np.ndarray, device):
   """Copies a NumPy array to `device`; returns a single-device buffer."""
   if x.dtype.kind not in _DLPACK_KINDS or x.dtype.name == "bfloat16":
-    carrier = np.ascontiguousarray(x).view(np.dtype(f"uint{8 * x.dtype.itemsize}"))
+    carrier = np.array(x, order="C").view(np.dtype(f"uint{8 * x.dtype.itemsize}"))
     buf = _jax.dlpack_managed_tensor_to_buffer(carrier.__dlpack__(), device, None)
     return _bitcast_on_device(buf, x.shape, x.dtype, device)
-  if not x.flags.c_contiguous:
-    x = np.ascontiguousarray(x)
+  if not x.flags.c_contiguous or not x.flags.writeable:
+    x = np.array(x, order="C")  # dlpack refuses read-only and strided arrays
   return _jax.dlpack_managed_tensor_to_buffer(x.__dlpack__(), device, None)
 
 
@@ -97,6 +97,8 @@ def _bitcast_executable(shape, dtype_name, itemsize, device):
 def compile_module(mlir_text: str, device, host_callbacks=()):
   """Compiles StableHLO module text for one device."""
   options = xla_client.CompileOptions()
+  # Without an explicit assignment the single replica runs on device 0.
+  options.device_assignment = xla_client.DeviceAssignment.create(np.array([[device.id]]))
   devices = xla_client.DeviceList((device,))
   if host_callbacks:
     return client().compile_and_load(mlir_text, devices, options, list(host_callbacks))
