@@ -137,10 +137,27 @@ class Config:
       self._changed()
 
   def values_key(self) -> tuple:
-    """The flags that change what a traced program computes, for cache keys."""
-    return (self.jax_enable_x64, self.jax_default_matmul_precision,
-            self.jax_numpy_rank_promotion, self.jax_numpy_dtype_promotion,
-            self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs)
+    """The flags that change what a traced program computes, for cache keys.
+
+    Cached per thread until any flag changes (the hot path of every jit call).
+    """
+    local = self._local
+    if getattr(local, "key_epoch", -1) == self.epoch:
+      return local.key
+    key = (self.jax_enable_x64, self.jax_default_matmul_precision,
+           self.jax_numpy_rank_promotion, self.jax_numpy_dtype_promotion,
+           self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs)
+    local.key = key
+    local.checks_key = (self.jax_disable_jit, self.jax_debug_nans or self.jax_debug_infs)
+    local.key_epoch = self.epoch
+    return key
+
+  def dispatch_flags(self) -> tuple[bool, bool]:
+    """(disable_jit, check_nans_or_infs), cached like `values_key`."""
+    local = self._local
+    if getattr(local, "key_epoch", -1) != self.epoch:
+      self.values_key()
+    return local.checks_key
 
   def __repr__(self):
     return "Config(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._values) + ")"

@@ -20,8 +20,19 @@ from xjax._src.interpreters import lowering
 # Devices and placement
 
 
+_default_device_cache = [-1, None]  # [config epoch, device]
+
+
 def default_device():
   """The device for uncommitted values: `jax_default_device`, else the first device."""
+  if _default_device_cache[0] == config.epoch:
+    return _default_device_cache[1]
+  device = _default_device_uncached()
+  _default_device_cache[:] = [config.epoch, device]
+  return device
+
+
+def _default_device_uncached():
   dev = config.jax_default_device
   if dev is None:
     return backend.devices()[0]
@@ -159,7 +170,7 @@ def apply_primitive(prim: core.Primitive, args, params):
     exe = _primitive_cache[key] = compile_jaxpr(
         _one_eqn_jaxpr(prim, avals, params), device, prim.name)
   outs = exe.run([to_buffer(a, device) for a in args], committed)
-  if config.jax_debug_nans or config.jax_debug_infs:
+  if config.dispatch_flags()[1]:
     check_nans(prim.name, outs)
   return outs if prim.multiple_results else outs[0]
 

@@ -255,7 +255,8 @@ class Jitted:
   # -- calling ----------------------------------------------------------------
 
   def __call__(self, *args, **kwargs):
-    if config.jax_disable_jit:
+    disabled, check_nans = config.dispatch_flags()
+    if disabled:
       return self._fun(*args, **kwargs)
     dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
     leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
@@ -274,7 +275,7 @@ class Jitted:
     outs = entry.executable.run(buffers, committed)
     if entry.donate_mask is not None:
       _mark_donated(leaves, entry.donate_mask)
-    if config.jax_debug_nans or config.jax_debug_infs:
+    if check_nans:
       dispatch.check_nans(self._name, outs)
     return tree_util.tree_unflatten(entry.out_tree, outs)
 
