@@ -1,0 +1,53 @@
+"""Runs bench/workloads.py under xjax and real JAX in separate processes, interleaved.
+
+    python bench/run.py [--rounds N] [--xjax-python PATH] [--jax-python PATH]
+
+Each library runs in its own virtualenv (xjax's must not contain `jax`, see
+DESIGN.md). Prints a table of medians over rounds and the xjax/JAX ratio.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+
+def _run(python, lib):
+  env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="1")
+  out = subprocess.run([python, os.path.join(HERE, "workloads.py"), lib], env=env,
+                       capture_output=True, text=True, check=True, cwd=REPO)
+  return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _fmt(seconds):
+  if seconds >= 1:
+    return f"{seconds:.2f} s"
+  if seconds >= 1e-3:
+    return f"{seconds * 1e3:.2f} ms"
+  return f"{seconds * 1e6:.1f} µs"
+
+
+def main():
+  ap = argparse.ArgumentParser()
+  ap.add_argument("--rounds", type=int, default=3)
+  ap.add_argument("--xjax-python", default=os.path.join(REPO, ".venv", "bin", "python"))
+  ap.add_argument("--jax-python", default=os.path.join(REPO, ".venv-jax", "bin", "python"))
+  args = ap.parse_args()
+  results = {"xjax": [], "jax": []}
+  for _ in range(args.rounds):
+    results["xjax"].append(_run(args.xjax_python, "xjax"))
+    results["jax"].append(_run(args.jax_python, "jax"))
+  names = list(results["xjax"][0])
+  print(f"| workload | xjax | JAX | xjax/JAX |\n|---|---|---|---|")
+  for name in names:
+    ours = statistics.median(r[name] for r in results["xjax"])
+    theirs = statistics.median(r[name] for r in results["jax"])
+    print(f"| {name} | {_fmt(ours)} | {_fmt(theirs)} | {ours / theirs:.2f} |")
+
+
+if __name__ == "__main__":
+  sys.exit(main())
