@@ -80,8 +80,19 @@ class Config:
     object.__setattr__(self, "_values", {f.name: f.initial_value() for f in _FLAGS})
     object.__setattr__(self, "_local", threading.local())
     object.__setattr__(self, "_listeners", [])
-    # Bumped on every change, so caches can key on one int (see `trace_state`).
+    # Bumped on every change, so caches can key on one int.
     object.__setattr__(self, "epoch", 0)
+    # While no thread has an override active, the values also live in the
+    # instance dict, so reading a flag is a plain attribute lookup (hot path).
+    object.__setattr__(self, "_active_overrides", 0)
+    self._sync_fast_attributes()
+
+  def _sync_fast_attributes(self):
+    if self._active_overrides == 0:
+      self.__dict__.update(self._values)
+    else:
+      for name in self._values:
+        self.__dict__.pop(name, None)
 
   def __getattr__(self, name):
     values = self.__dict__["_values"]
@@ -108,6 +119,7 @@ class Config:
       else:
         raise TypeError(f"config option {name} takes a bool, got {type(value).__name__}")
     self._values[name] = value
+    self._sync_fast_attributes()
     self._changed()
 
   def _changed(self):
@@ -126,6 +138,8 @@ class Config:
     missing = object()
     old = overrides.get(name, missing)
     overrides[name] = value
+    object.__setattr__(self, "_active_overrides", self._active_overrides + 1)
+    self._sync_fast_attributes()
     self._changed()
     try:
       yield
@@ -134,6 +148,8 @@ class Config:
         del overrides[name]
       else:
         overrides[name] = old
+      object.__setattr__(self, "_active_overrides", self._active_overrides - 1)
+      self._sync_fast_attributes()
       self._changed()
 
   def values_key(self) -> tuple:

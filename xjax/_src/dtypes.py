@@ -538,9 +538,31 @@ def _dtype_and_weak_type(x, x64: bool):
   return _canonicalize(_raw_dtype(x), x64, True), weak
 
 
+_lattice_cache: dict = {}
+
+
+def _arg_node(x, x64: bool):
+  # Fast path for Arrays and tracers, whose aval holds a canonical dtype.
+  aval = getattr(x, "aval", None)
+  dtype = getattr(aval, "dtype", None)
+  if type(dtype) is not type and isinstance(dtype, np.dtype):
+    if not x64 and dtype in _to_32bit:
+      dtype = _to_32bit[dtype]
+    return dtype, aval.weak_type
+  return _dtype_and_weak_type(x, x64)
+
+
 def _lattice_result_type(args, x64: bool) -> tuple:
   mode = config.jax_numpy_dtype_promotion
-  dtypes, weak_types = zip(*(_dtype_and_weak_type(x, x64) for x in args))
+  dtypes, weak_types = zip(*(_arg_node(x, x64) for x in args))
+  key = (dtypes, weak_types, x64, mode)
+  hit = _lattice_cache.get(key)
+  if hit is None:
+    hit = _lattice_cache[key] = _lattice_join(dtypes, weak_types, x64, mode)
+  return hit
+
+
+def _lattice_join(dtypes, weak_types, x64: bool, mode: str) -> tuple:
   if len(dtypes) == 1:
     out, weak = dtypes[0], weak_types[0]
   elif len(set(dtypes)) == 1 and not all(weak_types):
