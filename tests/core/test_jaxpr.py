@@ -1,0 +1,107 @@
+"""Jaxpr data structures, eval_jaxpr, typecheck_jaxpr and the printer."""
+import numpy as np
+import pytest
+
+import xjax
+import xjax.numpy as jnp
+from xjax import lax
+from xjax._src import core
+from xjax._src import pretty_printer as pp
+
+
+def _f(x, y):
+  return lax.sin(x) * y + 2.0
+
+
+def test_make_jaxpr_structure_is_inspectable():
+  closed = xjax.make_jaxpr(_f)(jnp.ones(3), jnp.ones(3))
+  jaxpr = closed.jaxpr
+  assert [e.primitive.name for e in jaxpr.eqns] == ["sin", "mul", "add"]
+  assert [v.aval for v in jaxpr.invars] == [core.ShapedArray((3,), np.float32)] * 2
+  assert jaxpr.outvars == closed.eqns[-1].outvars
+  literal = closed.eqns[-1].invars[1]
+  assert isinstance(literal, core.Literal) and literal.val == 2.0
+  # jnp promotion converts the Python scalar to the strong result dtype, as in JAX.
+  assert literal.aval == core.ShapedArray((), np.float32)
+
+
+def test_eval_jaxpr_round_trip_matches_function():
+  x = jnp.array([0.5, 1.0, 2.0])
+  y = jnp.array([1.0, -1.0, 3.0])
+  closed = xjax.make_jaxpr(_f)(x, y)
+  (out,) = core.eval_jaxpr(closed.jaxpr, closed.consts, x, y)
+  np.testing.assert_allclose(out, np.sin(x) * y + 2.0, rtol=1e-6)
+  (again,) = core.jaxpr_as_fun(closed)(x, y)
+  np.testing.assert_allclose(again, out)
+
+
+def test_eval_jaxpr_under_jit_retraces_into_same_program():
+  closed = xjax.make_jaxpr(_f)(jnp.ones(2), jnp.ones(2))
+  g = xjax.jit(core.jaxpr_as_fun(closed))
+  assert str(xjax.make_jaxpr(g)(jnp.ones(2), jnp.ones(2))).count("sin") == 1
+
+
+def test_typecheck_rejects_use_before_definition():
+  closed = xjax.make_jaxpr(_f)(jnp.ones(3), jnp.ones(3))
+  jaxpr = closed.jaxpr
+  broken = jaxpr.replace(eqns=list(reversed(jaxpr.eqns)))
+  with pytest.raises(core.JaxprTypeError, match="used before definition"):
+    core.typecheck_jaxpr(broken)
+
+
+def test_typecheck_rejects_wrong_binder_type():
+  closed = xjax.make_jaxpr(_f)(jnp.ones(3), jnp.ones(3))
+  jaxpr = closed.jaxpr
+  eqn = jaxpr.eqns[0]
+  bad = eqn.replace(outvars=[core.Var(core.ShapedArray((4,), np.float32))])
+  broken = jaxpr.replace(eqns=[bad, *jaxpr.eqns[1:]])
+  with pytest.raises(core.JaxprTypeError):
+    core.typecheck_jaxpr(broken)
+
+
+def test_typecheck_accepts_traced_jaxprs():
+  closed = xjax.make_jaxpr(_f)(jnp.ones((2, 2)), 3.0)
+  core.typecheck_jaxpr(closed.jaxpr)
+
+
+def test_variable_names_continue_past_z():
+  assert [core._alphabetic(i) for i in (0, 25, 26, 27, 51, 52, 701, 702)] == \
+      ["a", "z", "ba", "bb", "bz", "ca", "baz", "bba"]  # base 26 with 'a' as zero, as JAX
+
+
+def test_empty_jaxpr_prints_like_jax():
+  assert str(xjax.make_jaxpr(lambda x: x)(jnp.ones(2))) == "{ lambda ; a:f32[2]. let  in (a,) }"
+
+
+def test_long_invar_list_breaks_as_jax_does():
+  # JAX measures each group from where it starts, so this first line is 82 wide.
+  text = str(xjax.make_jaxpr(lambda *xs: xs[0])(*[1] * 10))
+  assert text == ("{ lambda ; a:i32[] b:i32[] c:i32[] d:i32[] e:i32[] f:i32[] g:i32[] h:i32[] "
+                  "i:i32[]\n    j:i32[]. let\n    \n  in (a,) }")
+
+
+def test_pretty_printer_groups_fit_or_break():
+  doc = pp.group(pp.nest(2, pp.concat([pp.text("f("), pp.brk(""), pp.text("x,"), pp.brk(),
+                                        pp.text("y")])) + pp.text(")"))
+  assert doc.format(80) == "f(x, y)"
+  assert doc.format(4) == "f(\n  x,\n  y)"
+
+
+def test_shaped_array_reprs_and_equality():
+  a = core.ShapedArray((3,), np.float32)
+  assert repr(a) == "ShapedArray(float32[3])"
+  assert a.str_short(short_dtypes=True) == "f32[3]"
+  weak = core.ShapedArray((), np.int32, weak_type=True)
+  assert repr(weak) == "ShapedArray(int32[], weak_type=True)"
+  assert a == core.ShapedArray([3], "float32") and hash(a) == hash(core.ShapedArray((3,), np.float32))
+  assert a != weak.update(shape=(3,), dtype=np.float32, weak_type=True)
+
+
+def test_get_aval_of_python_scalars_and_bad_values():
+  assert core.get_aval(1) == core.ShapedArray((), np.int32, weak_type=True)
+  assert core.get_aval(True) == core.ShapedArray((), np.bool_)
+  assert core.get_aval(np.float64(1.0)) == core.ShapedArray((), np.float32)
+  with pytest.raises(TypeError, match="is not a valid JAX type"):
+    core.get_aval("abc")
+  with pytest.raises(OverflowError, match="Python int 1099511627776 too large to convert to int32"):
+    core.get_aval(2 ** 40)
