@@ -87,7 +87,9 @@ class Array:
     return value
 
   def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-    return self._value.__dlpack__()
+    """A DLPack capsule sharing the device buffer (mirrors `jax.Array.__dlpack__`)."""
+    self._check_alive()
+    return backend.to_dlpack(self._buf)
 
   def __dlpack_device__(self):
     return (1, 0)  # kDLCPU, device 0
