@@ -17,6 +17,7 @@ from xjax._src.api import (ShapeDtypeStruct as ShapeDtypeStruct,
                            process_count as process_count, process_index as process_index)
 from xjax._src.core import ShapedArray as ShapedArray
 
+from xjax import core as core
 from xjax import dtypes as dtypes
 from xjax import errors as errors
 from xjax import lax as lax

@@ -13,6 +13,7 @@ from xjax._src import tree_util
 from xjax._src.api_util import (check_callable, debug_info, flatten_fun, fun_signature,
                                 infer_argnums_and_argnames)
 from xjax._src.array import Array
+from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 
 
@@ -200,3 +201,309 @@ def block_until_ready(x):
     if isinstance(leaf, Array):
       leaf.block_until_ready()
   return x
+
+
+# ----------------------------------------------------------------------------
+# Differentiation
+
+
+def _flatten_fun_aux(fun, in_tree, has_aux: bool):
+  """`fun` on flat leaves; with has_aux, aux leaves are returned after the outputs."""
+  stores = {}
+
+  def flat_fun(*leaves):
+    args = tree_util.tree_unflatten(in_tree, leaves)
+    out = fun(*args)
+    if has_aux:
+      if not (isinstance(out, tuple) and len(out) == 2):
+        raise TypeError("Expected a function with has_aux=True to return a pair (output, aux), "
+                        f"got {type(out).__name__}.")
+      out, aux = out
+    out_leaves, stores["out_tree"] = tree_util.tree_flatten(out)
+    if has_aux:
+      aux_leaves, stores["aux_tree"] = tree_util.tree_flatten(aux)
+      stores["n_out"] = len(out_leaves)
+      return [*out_leaves, *aux_leaves]
+    return out_leaves
+
+  return flat_fun, stores
+
+
+def _primal_value(x):
+  """An aux output of a differentiated function, with its tangent dropped."""
+  while isinstance(x, ad.JVPTracer):
+    x = x.primal
+  return x
+
+
+def _to_array(x):
+  if isinstance(x, (Array, core.Tracer)):
+    return x
+  return dispatch.device_put_value(np.asarray(x) if not isinstance(x, (int, float, complex, bool)) else x)
+
+
+def _check_tangent(p, t):
+  p_aval, t_aval = core.get_aval(p), core.get_aval(t)
+  expected = p_aval.to_tangent_aval().dtype
+  if t_aval.dtype != expected:
+    raise TypeError("primal and tangent arguments to jax.jvp do not match; dtypes must be "
+                    "equal, or in case of int/bool primal dtype the tangent dtype must be "
+                    f"float0.Got primal dtype {p_aval.dtype} and so expected tangent dtype "
+                    f"{expected}, but got tangent dtype {t_aval.dtype} instead.")
+  if p_aval.shape != t_aval.shape:
+    raise ValueError("jvp called with different primal and tangent shapes;"
+                     f"Got primal shape {p_aval.shape} and tangent shape as {t_aval.shape}")
+
+
+def jvp(fun, primals, tangents, has_aux: bool = False):
+  """Forward-mode derivative: ``(fun(*primals), d fun(primals) . tangents)``.
+
+  Args:
+    fun: a function of arrays (pytrees) returning arrays (pytrees).
+    primals: a tuple or list of the arguments.
+    tangents: a tuple or list of tangents with the primals' structure, shapes
+      and dtypes (float0 for integer and boolean primals).
+    has_aux: `fun` returns ``(output, aux)``; aux is returned undifferentiated.
+
+  Returns:
+    ``(primals_out, tangents_out)`` (plus aux).
+
+  Raises:
+    TypeError: primals/tangents are not tuples or lists, or their structures
+      or dtypes do not match. ValueError: shapes do not match.
+
+  Mirrors `jax.jvp`.
+  """
+  check_callable(fun)
+  if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+    raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
+                    f"found {type(primals).__name__} and {type(tangents).__name__}.")
+  p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
+  t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+  if p_tree != t_tree:
+    raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
+                    f"structure; primals have tree structure {p_tree} whereas tangents have "
+                    f"tree structure {t_tree}.")
+  for p, t in zip(p_leaves, t_leaves):
+    _check_tangent(p, t)
+  flat_fun, stores = _flatten_fun_aux(fun, p_tree, has_aux)
+  outs_p, outs_t = ad.jvp_flat(flat_fun, p_leaves, t_leaves)
+  outs_t = [_to_array(ad.instantiate_zeros(t)) for t in outs_t]
+  n = stores.get("n_out", len(outs_p))
+  out_tree = stores["out_tree"]
+  result = (tree_util.tree_unflatten(out_tree, [_to_array(p) for p in outs_p[:n]]),
+            tree_util.tree_unflatten(out_tree, outs_t[:n]))
+  if has_aux:
+    return (*result, tree_util.tree_unflatten(stores["aux_tree"], outs_p[n:]))
+  return result
+
+
+def linearize(fun, *primals, has_aux: bool = False):
+  """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the linear map at primals.
+
+  The linear map is a staged jaxpr: evaluating it runs no primal computation.
+
+  Mirrors `jax.linearize`.
+  """
+  check_callable(fun)
+  leaves, in_tree = tree_util.tree_flatten(primals)
+  flat_fun, stores = _flatten_fun_aux(fun, in_tree, has_aux)
+  outs, linear = ad.linearize_flat(flat_fun, leaves)
+  n = stores.get("n_out", len(outs))
+  out_tree = stores["out_tree"]
+  in_avals = [core.get_aval(x).to_tangent_aval() for x in leaves]
+
+  def f_jvp(*tangents):
+    t_leaves, t_tree = tree_util.tree_flatten(tangents)
+    if t_tree != in_tree:
+      raise TypeError(f"linearized function called on tangent values inconsistent with the "
+                      f"original primal values: expected structure {in_tree}, got {t_tree}.")
+    for aval, t in zip(in_avals, t_leaves):
+      got = core.get_aval(t)
+      if got.shape != aval.shape or got.dtype != aval.dtype:
+        raise ValueError("linearized function called on tangent values inconsistent with "
+                         f"the original primal values: got tangent aval {got.str_short()} for "
+                         f"primal aval {aval.str_short()}")
+    outs_t = core.eval_jaxpr(linear.jaxpr, linear.consts, *t_leaves)
+    return tree_util.tree_unflatten(out_tree, [_to_array(t) for t in outs_t[:n]])
+
+  out = tree_util.tree_unflatten(out_tree, [_to_array(p) for p in outs[:n]])
+  if has_aux:
+    return out, f_jvp, tree_util.tree_unflatten(stores["aux_tree"],
+                                                [_primal_value(a) for a in outs[n:]])
+  return out, f_jvp
+
+
+def vjp(fun, *primals, has_aux: bool = False):
+  """``(fun(*primals), vjp_fun)`` where ``vjp_fun(ct)`` pulls a cotangent back to the inputs.
+
+  Args:
+    fun: a function of arrays (pytrees).
+    *primals: the arguments.
+    has_aux: `fun` returns ``(output, aux)``.
+
+  Returns:
+    ``(primals_out, vjp_fun)`` (plus aux); vjp_fun returns a tuple with one
+    cotangent per primal.
+
+  Mirrors `jax.vjp`.
+  """
+  check_callable(fun)
+  leaves, in_tree = tree_util.tree_flatten(primals)
+  flat_fun, stores = _flatten_fun_aux(fun, in_tree, has_aux)
+  outs, linear = ad.linearize_flat(flat_fun, leaves)
+  n = stores.get("n_out", len(outs))
+  out_tree = stores["out_tree"]
+  out_avals = [core.get_aval(o) for o in outs[:n]]
+  in_avals = [core.get_aval(x).to_tangent_aval() for x in leaves]
+
+  def vjp_fun(ct):
+    ct_leaves, ct_tree = tree_util.tree_flatten(ct)
+    if ct_tree != out_tree:
+      raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match structure "
+                      f"of primal output {out_tree}.")
+    for aval, c in zip(out_avals, ct_leaves):
+      c_aval = core.get_aval(c)
+      expected = aval.to_tangent_aval()
+      if c_aval.shape != expected.shape:
+        raise ValueError(f"Shape of cotangent input to vjp pullback function {c_aval.shape} "
+                         "must be the same as the shape of corresponding primal input "
+                         f"{expected.shape}.")
+      if c_aval.dtype != expected.dtype:
+        raise ValueError(f"Type of cotangent input to vjp pullback function ({c_aval.dtype}) "
+                         "is not the expected tangent type for corresponding primal output of "
+                         f"type {aval.dtype}.")
+    undefined = [ad.UndefinedPrimal(a) for a in in_avals]
+    cts = ad.backward_pass(linear.jaxpr, linear.consts, undefined, ct_leaves)
+    cts = [_to_array(ad.instantiate_zeros(c)) if a.dtype != dtypes.float0
+           else np.zeros(a.shape, dtypes.float0) for c, a in zip(cts, in_avals)]
+    return tree_util.tree_unflatten(in_tree, cts)
+
+  out = tree_util.tree_unflatten(out_tree, [_to_array(o) for o in outs[:n]])
+  if has_aux:
+    return out, vjp_fun, tree_util.tree_unflatten(stores["aux_tree"],
+                                                  [_primal_value(a) for a in outs[n:]])
+  return out, vjp_fun
+
+
+def _check_input_dtype_grad(holomorphic: bool, allow_int: bool, x):
+  dtype = core.get_aval(x).dtype
+  if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
+    raise TypeError("grad with holomorphic=True requires inputs with complex dtype, "
+                    f"but got {dtype.name}.")
+  if (dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_) and not allow_int:
+    raise TypeError("grad requires real- or complex-valued inputs (input dtype that is a "
+                    f"sub-dtype of np.inexact), but got {dtype.name}. If you want to use "
+                    "Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
+  if not dtypes.issubdtype(dtype, np.inexact) and not (allow_int or dtype == dtypes.float0):
+    raise TypeError(f"grad requires numerical-valued inputs, but got {dtype.name}.")
+
+
+def _check_scalar_output(x, holomorphic: bool):
+  try:
+    aval = core.get_aval(x)
+  except TypeError:
+    raise TypeError(f"Gradient only defined for scalar-output functions. Output was {x}.") from None
+  if aval.shape != ():
+    raise TypeError("Gradient only defined for scalar-output functions. Output had shape: "
+                    f"{aval.shape}.")
+  dtype = aval.dtype
+  if holomorphic:
+    if not dtypes.issubdtype(dtype, np.complexfloating):
+      raise TypeError("grad with holomorphic=True requires outputs with complex dtype, "
+                      f"but got {dtype.name}.")
+  elif dtypes.issubdtype(dtype, np.complexfloating):
+    raise TypeError("grad requires real-valued outputs (output dtype that is a sub-dtype of "
+                    f"np.floating), but got {dtype.name}. For holomorphic differentiation, pass "
+                    "holomorphic=True. For differentiation of non-holomorphic functions "
+                    "involving complex outputs, use jax.vjp directly.")
+  elif not dtypes.issubdtype(dtype, np.floating):
+    raise TypeError("grad requires real-valued outputs (output dtype that is a sub-dtype of "
+                    f"np.floating), but got {dtype.name}. For differentiation of functions "
+                    "with integer outputs, use jax.vjp directly.")
+
+
+def _argnums_tuple(argnums, n_args: int):
+  single = isinstance(argnums, int)
+  nums = (argnums,) if single else tuple(argnums)
+  if not nums and not single:
+    raise ValueError("argnums must be a non-empty int or sequence of ints, got ().")
+  for i in nums:
+    if not isinstance(i, int):
+      raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}.")
+  if any(i >= n_args or i < -n_args for i in nums):
+    raise TypeError(f"differentiating with respect to argnums={argnums} requires at least "
+                    f"{max(nums) + 1} positional arguments to be passed by the caller, but got "
+                    f"only {n_args} positional arguments.")
+  return single, tuple(i % n_args for i in nums)
+
+
+def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False, reduce_axes=()):
+  """A function returning ``(fun(*args), gradient of fun at args)``.
+
+  Args:
+    fun: a function with a real scalar output (complex with holomorphic=True).
+    argnums: an int or tuple of ints: which positional arguments to
+      differentiate with respect to.
+    has_aux: `fun` returns ``(output, aux)``; the result is then
+      ``((value, aux), grad)``.
+    holomorphic: `fun` is holomorphic (complex inputs and output).
+    allow_int: allow integer inputs (their gradients are float0 zeros).
+
+  Returns:
+    The wrapped function.
+
+  Raises:
+    TypeError: non-scalar or non-float outputs, integer inputs without
+      allow_int, argnums out of range (with JAX's messages).
+
+  Mirrors `jax.value_and_grad`.
+  """
+  check_callable(fun)
+
+  @functools.wraps(fun)
+  def value_and_grad_f(*args, **kwargs):
+    single, nums = _argnums_tuple(argnums, len(args))
+    dyn = [args[i] for i in nums]
+    for leaf in tree_util.tree_leaves(dyn):
+      _check_input_dtype_grad(holomorphic, allow_int, leaf)
+
+    def partial_fun(*dyn_args):
+      full = list(args)
+      for i, a in zip(nums, dyn_args):
+        full[i] = a
+      return fun(*full, **kwargs)
+
+    if has_aux:
+      ans, vjp_fun, aux = vjp(partial_fun, *dyn, has_aux=True)
+    else:
+      ans, vjp_fun = vjp(partial_fun, *dyn)
+    _check_scalar_output(ans, holomorphic)
+    ans_aval = core.get_aval(ans)
+    from xjax._src.lax.elementwise import convert_element_type  # api sits below lax
+    one = convert_element_type(1, ans_aval.dtype, weak_type=ans_aval.weak_type)
+    grads = vjp_fun(one)
+    g = grads[0] if single else tuple(grads)
+    return ((ans, aux) if has_aux else ans), g
+
+  return value_and_grad_f
+
+
+def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False, reduce_axes=()):
+  """A function returning the gradient of scalar-valued `fun` at its arguments.
+
+  See `value_and_grad` for the arguments and errors; with has_aux the result
+  is ``(grad, aux)``.
+
+  Mirrors `jax.grad`.
+  """
+  vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+  @functools.wraps(fun)
+  def grad_f(*args, **kwargs):
+    value, g = vg(*args, **kwargs)
+    return (g, value[1]) if has_aux else g
+
+  return grad_f

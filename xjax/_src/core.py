@@ -76,6 +76,9 @@ class ShapedArray:
     weak = ", weak_type=True" if self.weak_type else ""
     return f"ShapedArray({self.str_short()}{weak})"
 
+  def __str__(self):
+    return ("~" if self.weak_type else "") + self.str_short()
+
   def __len__(self):
     if not self.shape:
       raise TypeError("len() of unsized object")
@@ -713,12 +716,15 @@ def pp_eqn(eqn: JaxprEqn, context: PpContext) -> pp.Doc:
 
 
 def pp_eqn_with_params(eqn: JaxprEqn, context: PpContext, params: dict) -> pp.Doc:
-  """``outvars = name[params] invars`` with `params` printed in the given order."""
+  """``outvars = name[params] invars`` with `params` printed in the given order.
+
+  The outputs are named first, then the params' jaxprs, then the inputs, as JAX does.
+  """
+  lhs = pp_vars(eqn.outvars, context, print_shapes=True) if eqn.outvars else None
   rhs = [pp.text(eqn.primitive.name), pp_kv_pairs(params, context),
          pp.text(" ") + pp_vars(eqn.invars, context)]
-  if not eqn.outvars:
+  if lhs is None:
     return pp.concat(rhs)
-  lhs = pp_vars(eqn.outvars, context, print_shapes=True)
   return pp.concat([lhs, pp.text(" = "), *rhs])
 
 

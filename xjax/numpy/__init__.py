@@ -1,38 +1,88 @@
 """NumPy's API over lax (mirrors `jax.numpy`)."""
-from xjax._src.numpy import array_methods as _array_methods  # noqa: F401 - installs operators
-from xjax._src.numpy.lax_numpy import (
-    array as array, asarray as asarray, dot as dot, empty as empty, empty_like as empty_like,
-    full as full, full_like as full_like, ndarray as ndarray, ones as ones, ones_like as ones_like,
+from xjax._src.numpy import array_methods as _array_methods  # noqa: F401 - installs methods
+from xjax._src.numpy.creation import (
+    arange as arange, array as array, asarray as asarray, copy as copy, empty as empty,
+    empty_like as empty_like, eye as eye, full as full, full_like as full_like,
+    identity as identity, linspace as linspace, ones as ones, ones_like as ones_like,
     zeros as zeros, zeros_like as zeros_like,
 )
+from xjax._src.numpy.indexing import take as take, take_along_axis as take_along_axis
+from xjax._src.numpy.lax_numpy import (
+    allclose as allclose, argwhere as argwhere, array_equal as array_equal,
+    array_equiv as array_equiv, array_split as array_split, atleast_1d as atleast_1d,
+    atleast_2d as atleast_2d, atleast_3d as atleast_3d, broadcast_arrays as broadcast_arrays,
+    broadcast_shapes as broadcast_shapes, broadcast_to as broadcast_to, can_cast as can_cast,
+    column_stack as column_stack, concat as concat, concatenate as concatenate,
+    dstack as dstack, expand_dims as expand_dims, flatnonzero as flatnonzero, flip as flip,
+    fliplr as fliplr, flipud as flipud, hsplit as hsplit, hstack as hstack,
+    iscomplexobj as iscomplexobj, isclose as isclose, isscalar as isscalar,
+    matrix_transpose as matrix_transpose, moveaxis as moveaxis, ndim as ndim,
+    nonzero as nonzero, pad as pad, permute_dims as permute_dims,
+    promote_types as promote_types, ravel as ravel, repeat as repeat, reshape as reshape,
+    result_type as result_type, roll as roll, row_stack as row_stack, shape as shape,
+    size as size, split as split, squeeze as squeeze, stack as stack, swapaxes as swapaxes,
+    tile as tile, transpose as transpose, tril as tril, triu as triu, vsplit as vsplit,
+    vstack as vstack, where as where,
+)
+from xjax._src.numpy.reductions import (
+    all as all, amax as amax, amin as amin, any as any, argmax as argmax, argmin as argmin,
+    count_nonzero as count_nonzero, cumprod as cumprod, cumsum as cumsum,
+    cumulative_prod as cumulative_prod, cumulative_sum as cumulative_sum, max as max,
+    mean as mean, min as min, nanargmax as nanargmax, nanargmin as nanargmin,
+    nancumprod as nancumprod, nancumsum as nancumsum, nanmax as nanmax, nanmean as nanmean,
+    nanmin as nanmin, nanprod as nanprod, nanstd as nanstd, nansum as nansum,
+    nanvar as nanvar, prod as prod, ptp as ptp, std as std, sum as sum, var as var,
+)
+from xjax._src.numpy.scalar_types import (
+    bfloat16 as bfloat16, bool_ as bool_, cdouble as cdouble, complex128 as complex128,
+    complex64 as complex64, complex_ as complex_, csingle as csingle, double as double,
+    float16 as float16, float32 as float32, float64 as float64,
+    float8_e4m3fn as float8_e4m3fn, float8_e5m2 as float8_e5m2, float_ as float_,
+    int16 as int16, int32 as int32, int64 as int64, int8 as int8, int_ as int_,
+    ndarray as ndarray, single as single, uint as uint, uint16 as uint16, uint32 as uint32,
+    uint64 as uint64, uint8 as uint8,
+)
+from xjax._src.numpy.sorting import argsort as argsort, sort as sort
+from xjax._src.numpy.tensor_contractions import (
+    dot as dot, inner as inner, matmul as matmul, outer as outer, tensordot as tensordot,
+    vdot as vdot,
+)
 from xjax._src.numpy.ufuncs import (
-    abs as abs, absolute as absolute, add as add, arccos as arccos, arccosh as arccosh,
-    arcsin as arcsin, arcsinh as arcsinh, arctan as arctan, arctan2 as arctan2,
-    arctanh as arctanh, around as around, bitwise_and as bitwise_and, bitwise_not as bitwise_not,
-    bitwise_or as bitwise_or, bitwise_xor as bitwise_xor, cbrt as cbrt, ceil as ceil, cos as cos,
-    cosh as cosh, divide as divide, equal as equal, exp as exp, exp2 as exp2, expm1 as expm1,
-    floor as floor, floor_divide as floor_divide, fmod as fmod, greater as greater,
-    greater_equal as greater_equal, invert as invert, isfinite as isfinite, isinf as isinf,
-    isnan as isnan, left_shift as left_shift, less as less, less_equal as less_equal, log as log,
-    log1p as log1p, logical_and as logical_and, logical_not as logical_not,
-    logical_or as logical_or, logical_xor as logical_xor, maximum as maximum, minimum as minimum,
-    mod as mod, multiply as multiply, negative as negative, nextafter as nextafter,
-    not_equal as not_equal, positive as positive, power as power, reciprocal as reciprocal,
-    remainder as remainder, right_shift as right_shift, round as round, sign as sign, sin as sin,
-    sinh as sinh, sqrt as sqrt, square as square, subtract as subtract, tan as tan, tanh as tanh,
-    true_divide as true_divide,
+    abs as abs, absolute as absolute, acos as acos, acosh as acosh, add as add,
+    arccos as arccos, arccosh as arccosh, arcsin as arcsin, arcsinh as arcsinh,
+    arctan as arctan, arctan2 as arctan2, arctanh as arctanh, around as around, asin as asin,
+    asinh as asinh, atan as atan, atan2 as atan2, atanh as atanh, bitwise_and as bitwise_and,
+    bitwise_invert as bitwise_invert, bitwise_left_shift as bitwise_left_shift,
+    bitwise_not as bitwise_not, bitwise_or as bitwise_or,
+    bitwise_right_shift as bitwise_right_shift, bitwise_xor as bitwise_xor, cbrt as cbrt,
+    ceil as ceil, clip as clip, conj as conj, conjugate as conjugate, copysign as copysign,
+    cos as cos, cosh as cosh, deg2rad as deg2rad, degrees as degrees, divide as divide,
+    divmod as divmod, equal as equal, exp as exp, exp2 as exp2, expm1 as expm1, fabs as fabs,
+    fix as fix, float_power as float_power, floor as floor, floor_divide as floor_divide,
+    fmax as fmax, fmin as fmin, fmod as fmod, greater as greater,
+    greater_equal as greater_equal, heaviside as heaviside, hypot as hypot, imag as imag,
+    invert as invert, isfinite as isfinite, isinf as isinf, isnan as isnan,
+    isneginf as isneginf, isposinf as isposinf, left_shift as left_shift, less as less,
+    less_equal as less_equal, log as log, log10 as log10, log1p as log1p, log2 as log2,
+    logaddexp as logaddexp, logical_and as logical_and, logical_not as logical_not,
+    logical_or as logical_or, logical_xor as logical_xor, maximum as maximum,
+    minimum as minimum, mod as mod, multiply as multiply, negative as negative,
+    nextafter as nextafter, not_equal as not_equal, positive as positive, pow as pow,
+    power as power, rad2deg as rad2deg, radians as radians, real as real,
+    reciprocal as reciprocal, remainder as remainder, right_shift as right_shift,
+    rint as rint, round as round, sign as sign, signbit as signbit, sin as sin, sinh as sinh,
+    sqrt as sqrt, square as square, subtract as subtract, tan as tan, tanh as tanh,
+    true_divide as true_divide, trunc as trunc,
 )
 from xjax._src.dtypes import (
-    bfloat16 as bfloat16, finfo as finfo, iinfo as iinfo, issubdtype as issubdtype,
-    promote_types as promote_types, result_type as result_type,
+    finfo as finfo, iinfo as iinfo, issubdtype as issubdtype, isdtype as isdtype,
 )
 from numpy import (
-    bool_ as bool_, complex64 as complex64, complex128 as complex128, float16 as float16,
-    float32 as float32, float64 as float64, int8 as int8, int16 as int16, int32 as int32,
-    int64 as int64, uint8 as uint8, uint16 as uint16, uint32 as uint32, uint64 as uint64,
-    inf as inf, nan as nan, pi as pi, e as e, newaxis as newaxis,
-    integer as integer, floating as floating, complexfloating as complexfloating,
-    inexact as inexact, number as number, signedinteger as signedinteger,
-    unsignedinteger as unsignedinteger, generic as generic,
+    complexfloating as complexfloating, e as e, euler_gamma as euler_gamma,
+    floating as floating, generic as generic, inexact as inexact, inf as inf,
+    integer as integer, nan as nan, newaxis as newaxis, number as number, pi as pi,
+    signedinteger as signedinteger, unsignedinteger as unsignedinteger,
 )
+from numpy import dtype as dtype
+
 bool = bool_  # noqa: A001 - NumPy's name

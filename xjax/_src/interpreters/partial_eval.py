@@ -116,7 +116,11 @@ class DynamicJaxprTrace(core.Trace):
       return tracer
     aval = core.get_aval(x)
     if _is_literalable(x):
-      value = np.asarray(x, aval.dtype) if not isinstance(x, (int, float, bool, complex)) else x
+      # Python scalars and canonical NumPy values (which may carry a weak type) stay as
+      # they are; other NumPy scalars are canonicalized (float64 -> float32 without x64).
+      keep = isinstance(x, (int, float, bool, complex)) or (
+          isinstance(x, np.ndarray) and x.dtype == aval.dtype)
+      value = x if keep else np.asarray(x, aval.dtype)
       tracer = DynamicJaxprTracer(self, aval, core.Literal(value, aval))
     else:
       var = core.Var(aval)
@@ -187,3 +191,25 @@ def convert_constvars_jaxpr(closed: core.ClosedJaxpr) -> tuple[core.ClosedJaxpr,
   jaxpr = closed.jaxpr
   moved = jaxpr.replace(constvars=[], invars=[*jaxpr.constvars, *jaxpr.invars])
   return core.ClosedJaxpr(moved, []), list(closed.consts)
+
+
+class PartialEvalTrace(DynamicJaxprTrace):
+  """Stages only the equations that depend on its own (unknown) tracers.
+
+  Equations whose operands are all known (values from outside this trace)
+  run in the parent trace; the others are recorded, and the known values
+  they read become the staged jaxpr's constants (the residuals). Used by
+  `linearize`: known = primal, unknown = tangent.
+  """
+  __slots__ = ()
+
+  def __init__(self, parent_trace, debug_info: DebugInfo | None = None):
+    super().__init__(debug_info)
+    self.parent_trace = parent_trace
+
+  def process_primitive(self, primitive, args, params):
+    tag = self.tag
+    if not any(isinstance(x, DynamicJaxprTracer) and x._trace.tag is tag for x in args):
+      with core.set_current_trace(self.parent_trace):
+        return primitive.bind(*args, **params)
+    return super().process_primitive(primitive, args, params)

@@ -27,7 +27,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
   """General contraction of `lhs` and `rhs`.
 
   Args:
-    lhs, rhs: arrays of one dtype.
+    lhs, rhs: arrays; of different dtypes, the wider one is the result's.
     dimension_numbers: ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``,
       sequences of dimension indices.
     precision: accepted for compatibility (XLA's CPU default is used).
@@ -38,7 +38,8 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 
   Raises:
     TypeError: contracting or batch dimensions have different sizes, or the
-      dtypes differ.
+      dtypes differ but neither is wider (int32 with uint32, float16 with
+      bfloat16).
 
   Mirrors `jax.lax.dot_general`.
   """
@@ -81,14 +82,38 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
   if lc_shape != rc_shape:
     raise TypeError("dot_general requires contracting dimensions to have the same shape, "
                     f"got {lc_shape} and {rc_shape}.")
-  if lhs.dtype != rhs.dtype:
-    raise TypeError("dot_general requires lhs dtype and rhs dtype to be equal, got "
-                    f"{lhs.dtype.name} and {rhs.dtype.name}.")
   lhs_free = [d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb]
   rhs_free = [d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb]
-  dtype = lhs.dtype if preferred_element_type is None else preferred_element_type
+  dtype = _dot_general_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
   weak = lhs.weak_type and rhs.weak_type
   return core.ShapedArray((*lb_shape, *lhs_free, *rhs_free), dtype, weak)
+
+
+def _dtype_rank(dtype):
+  """XLA's "higher precision" order of operand types (primitive_util's HigherPrecisionType)."""
+  real = np.finfo(dtype).dtype if dtypes.issubdtype(dtype, np.complexfloating) else dtype
+  is_float = dtypes.issubdtype(real, np.floating)
+  bits = 1 if real == np.bool_ else np.dtype(real).itemsize * 8
+  return (dtypes.issubdtype(dtype, np.complexfloating),
+          dtypes.finfo(real).maxexp if is_float else -1,
+          dtypes.finfo(real).nmant if is_float else -1,
+          bits, not dtypes.issubdtype(real, np.unsignedinteger))
+
+
+def _dot_general_dtype(lhs_dtype, rhs_dtype, preferred_element_type):
+  """The result dtype: the higher-precision operand type, or the preferred type."""
+  lhs_rank, rhs_rank = _dtype_rank(lhs_dtype), _dtype_rank(rhs_dtype)
+  if lhs_rank == rhs_rank and lhs_dtype != rhs_dtype:
+    raise TypeError(f"lax.dot_general argument type error: {lhs_dtype}, {rhs_dtype}")
+  dtype = lhs_dtype if lhs_rank >= rhs_rank else rhs_dtype
+  if preferred_element_type is None or preferred_element_type == dtype:
+    return dtype
+  bits = lambda d: 1 if d == np.bool_ else np.dtype(d).itemsize * 8
+  if not dtypes.issubdtype(dtype, np.floating) and bits(preferred_element_type) < bits(dtype):
+    raise TypeError("`preferred_element_type` must not be narrower than the original type, got "
+                    f"preferred_element_type of {preferred_element_type} for result type of "
+                    f"{dtype}.")
+  return preferred_element_type
 
 
 def _dot_general_pp(params):
@@ -103,9 +128,10 @@ def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers, precision,
   (lc, rc), (lb, rb) = dimension_numbers
   lhs_aval, rhs_aval = ctx.avals_in
   out = ctx.avals_out[0]
-  if out.dtype != lhs_aval.dtype:
-    # Compute in the preferred type: convert the operands first.
+  # Compute in the result type (the preferred or the wider operand type).
+  if lhs_aval.dtype != out.dtype:
     lhs = ctx.op1("stablehlo.convert", [lhs], hlo.tensor_type(lhs_aval.shape, out.dtype))
+  if rhs_aval.dtype != out.dtype:
     rhs = ctx.op1("stablehlo.convert", [rhs], hlo.tensor_type(rhs_aval.shape, out.dtype))
   fmt = lambda xs: "[" + ", ".join(map(str, xs)) + "]"
   attrs = ("dot_dimension_numbers = #stablehlo.dot<"

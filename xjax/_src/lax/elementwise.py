@@ -332,10 +332,10 @@ _BINARY = [
     ("sub", "num", "stablehlo.subtract", None, "x - y"),
     ("mul", "num", "stablehlo.multiply", None, "x * y"),
     ("div", "num", "stablehlo.divide", None, "x / y (rounding toward zero for integers)"),
-    ("rem", "num", "stablehlo.remainder", None, "the remainder of x / y, with the sign of x"),
+    ("rem", "float_or_int", "stablehlo.remainder", None, "the remainder of x / y, with the sign of x"),
     ("max", "any", "stablehlo.maximum", None, "the maximum (NaN if either is NaN)"),
     ("min", "any", "stablehlo.minimum", None, "the minimum (NaN if either is NaN)"),
-    ("atan2", "float", "stablehlo.atan2", None, "the angle atan(x / y) in the right quadrant"),
+    ("atan2", "inexact", "stablehlo.atan2", None, "the angle atan(x / y) in the right quadrant"),
     ("nextafter", "float", "chlo.next_after", None, "the next representable value after x toward y"),
     ("and", "int_or_bool", "stablehlo.and", None, "the bitwise (logical, for bool) AND"),
     ("or", "int_or_bool", "stablehlo.or", None, "the bitwise (logical, for bool) OR"),
@@ -345,11 +345,13 @@ _BINARY = [
      "x >> y, filling with the sign bit"),
     ("shift_right_logical", "int", "stablehlo.shift_right_logical", None,
      "x >> y, filling with zeros"),
-    ("complex", "float", "stablehlo.complex", lambda d: dtypes.to_complex_dtype(d),
+    ("complex", "float32_or_64", "stablehlo.complex", lambda d: dtypes.to_complex_dtype(d),
      "the complex number x + i y"),
 ]
 for _name, _dir in _COMPARISONS.items():
-  _BINARY.append((_name, "any", None, _to_bool, f"x {_dir} y elementwise, as bool"))
+  # Equality accepts complex operands; the orderings do not (as in JAX).
+  _kinds = "any" if _name in ("eq", "ne") else "ordered"
+  _BINARY.append((_name, _kinds, None, _to_bool, f"x {_dir} y elementwise, as bool"))
 
 _PUBLIC_NAMES = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}
 
@@ -422,6 +424,33 @@ def _bool_arith_lowering(op_for_bool, op):
   return lowering
 
 
+def _minmax_lowering(op, direction):
+  # Complex values compare lexicographically, as (real, imag) pairs (as in JAX).
+  def lowering(ctx, x, y):
+    dtype = ctx.avals_in[0].dtype
+    if dtype.kind != "c":
+      return emit_elementwise(op)(ctx, x, y)
+    out = ctx.avals_out[0]
+    x = ctx.broadcast_to(x, ctx.avals_in[0], out)
+    y = ctx.broadcast_to(y, ctx.avals_in[1], out)
+    part_type = hlo.tensor_type(out.shape, _real_dtype(dtype))
+    bool_type = hlo.tensor_type(out.shape, bool)
+
+    def compare(a, b, how):
+      return ctx.op1("stablehlo.compare", [a, b], bool_type,
+                     f"comparison_direction = #stablehlo<comparison_direction {how}>, "
+                     "compare_type = #stablehlo<comparison_type FLOAT>")
+    rx, ry = (ctx.op1("stablehlo.real", [v], part_type) for v in (x, y))
+    ix, iy = (ctx.op1("stablehlo.imag", [v], part_type) for v in (x, y))
+    which = ctx.op1("stablehlo.select", [compare(rx, ry, "EQ"), compare(ix, iy, direction),
+                                         compare(rx, ry, direction)], bool_type)
+    return ctx.op1("stablehlo.select", [which, x, y], hlo.aval_type(out))
+  return lowering
+
+
+max_p.def_lowering(_minmax_lowering("stablehlo.maximum", "GT"))
+min_p.def_lowering(_minmax_lowering("stablehlo.minimum", "LT"))
+
 add_p.def_abstract_eval(naryop_abstract_eval("add", ("any", "any")))
 add_p.def_lowering(_bool_arith_lowering("stablehlo.or", "stablehlo.add"))
 mul_p.def_abstract_eval(naryop_abstract_eval("mul", ("any", "any")))
@@ -444,7 +473,9 @@ def pow(x, y):  # noqa: A001 - JAX's name
 
   Mirrors `jax.lax.pow`.
   """
-  return pow_p.bind(*_coerce_scalars(x, y))
+  if _is_array_like(x):
+    x, y = _coerce_scalars(x, y)
+  return pow_p.bind(x, y)
 
 
 def _pow_abstract_eval(x, y):
@@ -507,10 +538,16 @@ def _host_convert(x, new_dtype):
   value = np.asarray(x)
   if value.dtype.kind == "c" and new_dtype.kind != "c":
     value = value.real
-  if new_dtype.kind in "iu" and value.dtype.kind == "f":
+  if new_dtype.kind in "iu" and dtypes.issubdtype(value.dtype, np.floating):
+    # XLA's saturating conversion: truncate, clamp to the bounds, NaN -> 0. The
+    # clamp is done in float64, where the narrower floats' values are exact.
     info = np.iinfo(new_dtype)
-    with np.errstate(invalid="ignore"):
-      value = np.where(np.isnan(value), 0, np.clip(np.trunc(value), info.min, info.max))
+    wide = value.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+      inner = np.where(np.isnan(wide), 0, np.clip(np.trunc(wide), info.min, info.max))
+      # float64(info.max) rounds up for 64-bit types: saturate those explicitly.
+      return np.where(wide >= float(info.max), new_dtype.type(info.max),
+                      inner.astype(new_dtype)).astype(new_dtype)
   with np.errstate(over="ignore", invalid="ignore"):
     return value.astype(new_dtype)
 
@@ -563,8 +600,10 @@ def _saturating_float_to_int(ctx, x, src, new_dtype, out_type):
   # Clamp to the integer range (in the float type) before converting, NaN -> 0.
   info = np.iinfo(new_dtype)
   scalar = core.ShapedArray((), src.dtype)
-  lo_val = np.asarray(info.min, src.dtype)
-  hi_val = np.asarray(info.max, src.dtype)
+  with np.errstate(over="ignore"):  # float16 -> int32 bounds round to +-inf: fine
+    lo_val = np.asarray(info.min, src.dtype)
+    hi_val = np.asarray(info.max, src.dtype)
+    hi_limit_val = np.asarray(info.max, np.float64).astype(src.dtype)
   if float(hi_val) > info.max:  # the float rounds up past the max: step down
     hi_val = np.nextafter(hi_val, np.asarray(0, src.dtype))
   lo = ctx.broadcast_to(ctx.constant(lo_val), scalar, src)
@@ -577,7 +616,7 @@ def _saturating_float_to_int(ctx, x, src, new_dtype, out_type):
   izero = ctx.broadcast_to(ctx.constant(np.asarray(0, new_dtype)), int_scalar, src.update(dtype=new_dtype))
   bool_type = hlo.tensor_type(src.shape, bool)
   cmp = "compare_type = #stablehlo<comparison_type FLOAT>"
-  hi_limit = ctx.broadcast_to(ctx.constant(np.asarray(info.max, np.float64).astype(src.dtype)), scalar, src)
+  hi_limit = ctx.broadcast_to(ctx.constant(hi_limit_val), scalar, src)
   too_big = ctx.op1("stablehlo.compare", [x, hi_limit], bool_type,
                     f"comparison_direction = #stablehlo<comparison_direction GE>, {cmp}")
   converted = ctx.op1("stablehlo.select", [too_big, imax, converted], out_type)
@@ -638,7 +677,7 @@ def select_n(which, *cases):
   """Elementwise selection: ``cases[which]``.
 
   Args:
-    which: a bool array (with two cases) or int32 array, of the cases' shape
+    which: a bool array (with two cases) or integer array, of the cases' shape
       or rank 0; values outside [0, len(cases)) give unspecified results.
     *cases: one or more arrays of equal shape and dtype.
 
@@ -665,8 +704,8 @@ def _select_n_abstract_eval(which, *cases):
     if len(cases) > 2:
       raise TypeError("select_n with a boolean predicate takes at most two cases, "
                       f"got {len(cases)}.")
-  elif which.dtype != np.int32:
-    raise TypeError(f"select_n `which` must be boolean or int32 type, got {which.dtype.name}.")
+  elif not dtypes.issubdtype(which.dtype, np.integer):
+    raise TypeError(f"select_n `which` must be boolean or integer type, got {which.dtype.name}.")
   if which.shape and which.shape != first.shape:
     raise TypeError("select_n `which` must be scalar or have the same shape as cases, got "
                     f"`which` shape {which.shape} but case shape {first.shape}.")
@@ -686,16 +725,17 @@ def _select_n_lowering(ctx, which, *cases):
   bool_type = hlo.tensor_type(out.shape, bool)
   if which_aval.dtype == np.bool_:
     return ctx.op1("stablehlo.select", [which, cases[1], cases[0]], hlo.aval_type(out))
-  # An int32 selector: a balanced tree of comparisons `which < mid`.
+  # An integer selector: a balanced tree of comparisons `which < mid`.
+  which_dtype = which_aval.dtype
+  compare = ("comparison_direction = #stablehlo<comparison_direction LT>, "
+             f"compare_type = #stablehlo<comparison_type {hlo.comparison_type(which_dtype)}>")
   def build(lo, hi):
     if hi - lo == 1:
       return cases[lo]
     mid = (lo + hi) // 2
-    bound = ctx.broadcast_to(ctx.constant(np.int32(mid)), core.ShapedArray((), np.int32),
-                             out.update(dtype=np.int32))
-    pred = ctx.op1("stablehlo.compare", [which, bound], bool_type,
-                   "comparison_direction = #stablehlo<comparison_direction LT>, "
-                   "compare_type = #stablehlo<comparison_type SIGNED>")
+    bound = ctx.broadcast_to(ctx.constant(np.asarray(mid, which_dtype)),
+                             core.ShapedArray((), which_dtype), out.update(dtype=which_dtype))
+    pred = ctx.op1("stablehlo.compare", [which, bound], bool_type, compare)
     return ctx.op1("stablehlo.select", [pred, build(lo, mid), build(mid, hi)], hlo.aval_type(out))
   return build(0, len(cases))
 
@@ -723,7 +763,7 @@ def _clamp_abstract_eval(lo, x, hi):
   if lo.dtype != x.dtype or hi.dtype != x.dtype:
     raise TypeError("clamp requires min.dtype == operand.dtype == max.dtype, got "
                     f"{lo.dtype.name}, {x.dtype.name}, {hi.dtype.name}.")
-  return x
+  return x.update_weak_type(lo.weak_type and x.weak_type and hi.weak_type)
 
 
 clamp_p = standard_primitive("clamp", _clamp_abstract_eval, None)
@@ -746,6 +786,7 @@ def conj(x):
 
 
 def _conj_abstract_eval(x, *, input_dtype):
+  check_dtype_kind("conj", (x,), ("conj",))
   dtype = x.dtype if dtypes.issubdtype(x.dtype, np.complexfloating) else dtypes.to_complex_dtype(x.dtype)
   return core.ShapedArray(x.shape, dtype, x.weak_type)
 

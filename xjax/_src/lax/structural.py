@@ -1,14 +1,21 @@
-"""Shape-changing primitives: broadcast_in_dim, reshape, and their kin.
+"""Shape-changing primitives: broadcast_in_dim, reshape, transpose, squeeze, rev,
+pad, concatenate, iota, and the helpers JAX's lax has on top of them.
 
 Each primitive is one card: the public wrapper, the `_p`, its abstract eval,
 its lowering and (where JAX hides default params) its print rule.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from xjax._src import core
+from xjax._src import dispatch
+from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
+from xjax._src.array import Array
+from xjax._src.lax.elementwise import convert_element_type
 from xjax._src.lax.utils import standard_primitive
 
 # ----------------------------------------------------------------------------
@@ -144,3 +151,498 @@ def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
 
 
 reshape_p = standard_primitive("reshape", _reshape_abstract_eval, _reshape_lowering)
+
+
+# ----------------------------------------------------------------------------
+# Helpers shared by the cards below
+
+
+def _is_jax_array(x) -> bool:
+  return isinstance(x, (Array, core.Tracer))
+
+
+def _asarray(x):
+  """`x` as an xjax value: Arrays and tracers as they are; a host value becomes an
+  Array when evaluating eagerly (under a trace it stays a constant, as in JAX)."""
+  if _is_jax_array(x) or not isinstance(core.current_trace(), core.EvalTrace):
+    return x
+  return dispatch.device_put_value(x)
+
+
+def _canonicalize_axis(axis, ndim: int) -> int:
+  axis = operator.index(axis)
+  if not -ndim <= axis < ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return axis + ndim if axis < 0 else axis
+
+
+def check_shapelike(fun_name: str, arg_name: str, obj) -> None:
+  """Checks that `obj` is a sequence of nonnegative ints (JAX's messages)."""
+  if not isinstance(obj, (tuple, list, np.ndarray)):
+    raise TypeError(f"{fun_name} {arg_name} must be of type tuple/list/ndarray, got {type(obj)}.")
+  if not len(obj):
+    return
+  if np.ndim(obj) != 1:
+    raise TypeError(f"{fun_name} {arg_name} must be 1-dimensional, got {np.ndim(obj)}.")
+  try:
+    core.canonicalize_shape(list(obj))
+  except TypeError:
+    raise TypeError(f"{fun_name} {arg_name} must have every element be an integer type, "
+                    f"got {tuple(map(type, obj))}.") from None
+  if not all(d >= 0 for d in obj):
+    raise TypeError(f"{fun_name} {arg_name} must have every element be nonnegative, got {obj}.")
+
+
+# ----------------------------------------------------------------------------
+# transpose
+
+
+def transpose(operand, permutation):
+  """Permutes the dimensions of `operand`: output dim i is operand dim permutation[i].
+
+  Args:
+    operand: an array.
+    permutation: a permutation of ``range(operand.ndim)``.
+
+  Returns:
+    An array of shape ``[operand.shape[p] for p in permutation]``.
+
+  Raises:
+    TypeError: `permutation` is not a permutation of the operand's dimensions.
+
+  >>> import xjax.numpy as jnp
+  >>> transpose(jnp.zeros((2, 3)), (1, 0)).shape
+  (3, 2)
+
+  Mirrors `jax.lax.transpose`.
+  """
+  permutation = tuple(operator.index(d) for d in permutation)
+  if permutation == tuple(range(np.ndim(operand))) and _is_jax_array(operand):
+    return operand
+  return transpose_p.bind(operand, permutation=permutation)
+
+
+def _transpose_abstract_eval(operand, *, permutation):
+  if not isinstance(permutation, (tuple, list, np.ndarray)):
+    raise TypeError(f"transpose permutation must be a tuple/list/ndarray, got {type(permutation)}.")
+  if tuple(sorted(permutation)) != tuple(range(operand.ndim)):
+    raise TypeError("transpose permutation isn't a permutation of operand dimensions, "
+                    f"got permutation {permutation} for operand shape {operand.shape}.")
+  shape = tuple(operand.shape[d] for d in permutation)
+  return core.ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _transpose_lowering(ctx, x, *, permutation):
+  return ctx.op1("stablehlo.transpose", [x], hlo.aval_type(ctx.avals_out[0]),
+                 f"permutation = {hlo.i64_array(permutation)}")
+
+
+transpose_p = standard_primitive("transpose", _transpose_abstract_eval, _transpose_lowering)
+
+
+# ----------------------------------------------------------------------------
+# squeeze
+
+
+def squeeze(array, dimensions):
+  """Removes the size-1 dimensions listed in `dimensions`.
+
+  Args:
+    array: an array.
+    dimensions: the dimensions to remove (negative values count from the end);
+      each must have size 1.
+
+  Returns:
+    An array with those dimensions removed.
+
+  Raises:
+    ValueError: a dimension is out of range, repeated, or not of size 1.
+
+  >>> import xjax.numpy as jnp
+  >>> squeeze(jnp.zeros((3, 1)), (1,)).shape
+  (3,)
+
+  Mirrors `jax.lax.squeeze`.
+  """
+  ndim = np.ndim(array)
+  dimensions = tuple(sorted(_canonicalize_axis(d, ndim) for d in dimensions))
+  if not dimensions and _is_jax_array(array):
+    return array
+  return squeeze_p.bind(array, dimensions=dimensions)
+
+
+def _squeeze_shape(shape, dimensions):
+  if len(set(dimensions)) != len(dimensions):
+    raise ValueError(f"dimensions are not unique: {dimensions}")
+  if not all(0 <= d < len(shape) for d in dimensions):
+    raise ValueError(f"dimensions outside range [0, ndim): {dimensions}")
+  if any(shape[d] != 1 for d in dimensions):
+    raise ValueError("cannot select an axis to squeeze out which has size not equal to one, "
+                     f"got shape={shape} and dimensions={dimensions}")
+  return tuple(s for i, s in enumerate(shape) if i not in dimensions)
+
+
+def _squeeze_abstract_eval(operand, *, dimensions):
+  shape = _squeeze_shape(operand.shape, dimensions)
+  return core.ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _squeeze_lowering(ctx, x, *, dimensions):
+  return ctx.op1("stablehlo.reshape", [x], hlo.aval_type(ctx.avals_out[0]))
+
+
+squeeze_p = standard_primitive("squeeze", _squeeze_abstract_eval, _squeeze_lowering)
+
+
+def expand_dims(array, dimensions):
+  """Inserts size-1 dimensions at the positions `dimensions` of the result.
+
+  A `broadcast_in_dim`, as in JAX (there is no expand_dims primitive).
+
+  Args:
+    array: an array.
+    dimensions: positions in the output (negative values count from the end
+      of the output's dimensions).
+
+  Returns:
+    An array of rank ``ndim + len(dimensions)``.
+
+  Raises:
+    ValueError: a position is repeated or out of range.
+
+  >>> import xjax.numpy as jnp
+  >>> expand_dims(jnp.zeros(3), (0, 2)).shape
+  (1, 3, 1)
+
+  Mirrors `jax.lax.expand_dims`.
+  """
+  if len(set(dimensions)) != len(dimensions):
+    raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
+  ndim_out = np.ndim(array) + len(dimensions)
+  dims = [_canonicalize_axis(d, ndim_out) for d in dimensions]
+  if len(set(dims)) != len(dims):
+    raise ValueError(f"repeated axis in lax.expand_dims: {dims}")
+  shape = list(np.shape(array))
+  for d in sorted(dims):
+    shape.insert(d, 1)
+  kept = [i for i in range(ndim_out) if i not in dims]
+  return broadcast_in_dim(array, shape, kept)
+
+
+# ----------------------------------------------------------------------------
+# rev
+
+
+def rev(operand, dimensions):
+  """Reverses `operand` along each dimension in `dimensions`.
+
+  Args:
+    operand: an array.
+    dimensions: distinct nonnegative dimension indices.
+
+  Returns:
+    An array of operand's shape and dtype.
+
+  Raises:
+    TypeError: a dimension is negative, repeated or not below the rank.
+
+  >>> import xjax.numpy as jnp
+  >>> rev(jnp.arange(3), (0,))
+  Array([2, 1, 0], dtype=int32)
+
+  Mirrors `jax.lax.rev`.
+  """
+  return rev_p.bind(operand, dimensions=tuple(dimensions))
+
+
+def _rev_abstract_eval(operand, *, dimensions):
+  check_shapelike("rev", "dimensions", dimensions)
+  if len(set(dimensions)) != len(dimensions):
+    raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
+  if dimensions and not max(dimensions) < operand.ndim:
+    raise TypeError("rev dimensions must all be less than operand ndim, got dimensions "
+                    f"{dimensions} for operand ndim {operand.ndim}.")
+  return operand
+
+
+def _rev_lowering(ctx, x, *, dimensions):
+  return ctx.op1("stablehlo.reverse", [x], x.type, f"dimensions = {hlo.i64_array(dimensions)}")
+
+
+rev_p = standard_primitive("rev", _rev_abstract_eval, _rev_lowering)
+
+
+# ----------------------------------------------------------------------------
+# pad
+
+
+def pad(operand, padding_value, padding_config):
+  """Pads `operand` with `padding_value`: (low, high, interior) amounts per dimension.
+
+  Negative low or high amounts remove elements from that edge; interior
+  padding (nonnegative) goes between neighbouring elements.
+
+  Args:
+    operand: an array.
+    padding_value: a scalar of operand's dtype.
+    padding_config: one ``(low, high, interior)`` triple of ints per dimension.
+      The values are kept as given (they are printed in jaxprs).
+
+  Returns:
+    The padded array.
+
+  Raises:
+    TypeError: the dtypes differ.
+    ValueError: `padding_value` is not a scalar, the config has the wrong
+      length, interior padding is negative, or a dimension would be negative.
+
+  >>> import xjax.numpy as jnp
+  >>> pad(jnp.array([1, 2]), 0, ((1, 2, 1),))
+  Array([0, 1, 0, 2, 0, 0], dtype=int32)
+
+  Mirrors `jax.lax.pad`.
+  """
+  padding_config = tuple(tuple(triple) for triple in padding_config)
+  return pad_p.bind(operand, padding_value, padding_config=padding_config)
+
+
+def _pad_abstract_eval(operand, padding_value, *, padding_config):
+  if padding_value.ndim != 0:
+    raise ValueError("padding_value must be a scalar; got "
+                     f"np.shape(padding_value)={padding_value.shape}")
+  if len(padding_config) != operand.ndim:
+    raise ValueError("length of padding_config must equal the number of axes of operand, got "
+                     f"padding_config {padding_config} for operand shape {operand.shape}")
+  if not all(interior >= 0 for _, _, interior in padding_config):
+    raise ValueError("interior padding in padding_config must be nonnegative, got "
+                     f"padding_config {padding_config}")
+  # A dimension d with interior padding i becomes d + (d - 1) * i, plus its edges.
+  shape = tuple(int(lo + hi + (d and d + (d - 1) * interior))
+                for (lo, hi, interior), d in zip(padding_config, operand.shape))
+  if not all(d >= 0 for d in shape):
+    raise ValueError(f"Dimension size after padding is not at least 0, got result shape "
+                     f"{shape}, for padding_config {padding_config} and operand shape "
+                     f"{operand.shape}")
+  if operand.dtype != padding_value.dtype:
+    raise TypeError("pad operand and padding_value must be same dtype: got "
+                    f"{operand.dtype} and {padding_value.dtype}.")
+  return core.ShapedArray(shape, operand.dtype, operand.weak_type and padding_value.weak_type)
+
+
+def _pad_lowering(ctx, x, padding_value, *, padding_config):
+  low, high, interior = zip(*padding_config) if padding_config else ((), (), ())
+  attrs = (f"edge_padding_low = {hlo.i64_array(low)}, edge_padding_high = {hlo.i64_array(high)}, "
+           f"interior_padding = {hlo.i64_array(interior)}")
+  return ctx.op1("stablehlo.pad", [x, padding_value], hlo.aval_type(ctx.avals_out[0]), attrs)
+
+
+pad_p = standard_primitive("pad", _pad_abstract_eval, _pad_lowering)
+
+
+# ----------------------------------------------------------------------------
+# concatenate
+
+
+def concatenate(operands, dimension):
+  """Joins `operands` along `dimension`.
+
+  Args:
+    operands: a non-empty sequence of arrays of one dtype and rank, whose
+      shapes agree except along `dimension`.
+    dimension: the dimension to join along (nonnegative).
+
+  Returns:
+    The concatenated array (weakly typed only if every operand is).
+
+  Raises:
+    ValueError: `operands` is empty.
+    TypeError: ranks, dtypes or the other dimensions differ, or `dimension`
+      is out of range.
+
+  >>> import xjax.numpy as jnp
+  >>> concatenate([jnp.zeros(2), jnp.ones(1)], 0)
+  Array([0., 0., 1.], dtype=float32)
+
+  Mirrors `jax.lax.concatenate`.
+  """
+  if len(operands) == 0:
+    raise ValueError("concatenate requires a non-empty sequences of arrays")
+  if len(operands) == 1 and _is_jax_array(operands[0]):
+    return operands[0]
+  return concatenate_p.bind(*operands, dimension=dimension)
+
+
+def _concatenate_abstract_eval(*operands, dimension):
+  shapes = ", ".join(str(o.shape) for o in operands)
+  if len({o.ndim for o in operands}) != 1:
+    raise TypeError("Cannot concatenate arrays with different numbers of dimensions: "
+                    f"got {shapes}.")
+  if not 0 <= dimension < operands[0].ndim:
+    raise TypeError(f"concatenate dimension out of bounds: dimension {dimension} for "
+                    f"shapes {shapes}.")
+  others = {o.shape[:dimension] + o.shape[dimension + 1:] for o in operands}
+  if len(others) != 1:
+    raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions other than "
+                    f"the one being concatenated: concatenating along dimension {dimension} for "
+                    f"shapes {shapes}.")
+  dtype = operands[0].dtype
+  if any(o.dtype != dtype for o in operands):
+    raise TypeError(
+        "lax.concatenate requires arguments to have the same dtypes, got "
+        f"{', '.join(str(o.dtype) for o in operands)}. (Tip: jnp.concatenate is a similar "
+        "function that does automatic type promotion on inputs).")
+  shape = list(operands[0].shape)
+  shape[dimension] = sum(o.shape[dimension] for o in operands)
+  return core.ShapedArray(shape, dtype, all(o.weak_type for o in operands))
+
+
+def _concatenate_lowering(ctx, *xs, dimension):
+  return ctx.op1("stablehlo.concatenate", xs, hlo.aval_type(ctx.avals_out[0]),
+                 f"dimension = {int(dimension)} : i64")
+
+
+concatenate_p = standard_primitive("concatenate", _concatenate_abstract_eval,
+                                   _concatenate_lowering)
+
+
+# ----------------------------------------------------------------------------
+# iota
+
+
+def iota(dtype, size: int):
+  """The vector ``[0, 1, ..., size - 1]`` of `dtype`.
+
+  Mirrors `jax.lax.iota`.
+  """
+  return broadcasted_iota(dtype, (size,), 0)
+
+
+def broadcasted_iota(dtype, shape, dimension: int, *, out_sharding=None):
+  """An array of `shape` whose value at each index is that index's position along `dimension`.
+
+  Args:
+    dtype: a numeric dtype.
+    shape: the output shape.
+    dimension: the dimension that counts up.
+
+  Returns:
+    An array of `shape` and `dtype` (never weakly typed).
+
+  Raises:
+    TypeError: a bad dtype or shape.
+    ValueError: `dimension` is not below ``len(shape)``.
+
+  >>> import numpy as np
+  >>> broadcasted_iota(np.int32, (2, 3), 1)
+  Array([[0, 1, 2],
+         [0, 1, 2]], dtype=int32)
+
+  Mirrors `jax.lax.broadcasted_iota`.
+  """
+  dtype = dtypes.canonicalize_dtype(dtype)
+  shape = core.canonicalize_shape(shape)
+  dimension = operator.index(dimension)
+  return iota_p.bind(dtype=dtype, shape=shape, dimension=dimension, sharding=None)
+
+
+def _iota_abstract_eval(*, dtype, shape, dimension, sharding):
+  check_shapelike("iota", "shape", shape)
+  if not any(dtypes.issubdtype(dtype, t) for t in (np.integer, np.floating, np.complexfloating)):
+    raise TypeError(f"iota does not accept dtype {dtype.name}. Accepted dtypes are subtypes "
+                    "of integer, floating, complexfloating.")
+  if not 0 <= dimension < len(shape):
+    raise ValueError("iota dimension must be between 0 and len(shape), got "
+                     f"dimension={dimension} for shape={shape}")
+  return core.ShapedArray(shape, dtype)
+
+
+def _iota_lowering(ctx, *, dtype, shape, dimension, sharding):
+  return ctx.op1("stablehlo.iota", [], hlo.aval_type(ctx.avals_out[0]),
+                 f"iota_dimension = {dimension} : i64")
+
+
+iota_p = standard_primitive("iota", _iota_abstract_eval, _iota_lowering)
+
+
+# ----------------------------------------------------------------------------
+# Helpers over the primitives: full, full_like, collapse, broadcast_to_rank
+
+
+def full(shape, fill_value, dtype=None, *, sharding=None):
+  """An array of `shape` filled with the scalar `fill_value`.
+
+  Args:
+    shape: the output shape.
+    fill_value: a scalar.
+    dtype: the dtype of the result; by default fill_value's (weakly typed
+      when fill_value is a Python scalar).
+
+  Returns:
+    An array of `shape`.
+
+  Raises:
+    TypeError: `fill_value` is not a scalar, or `shape` is not a shape.
+
+  >>> full((2,), 7, np.int32)
+  Array([7, 7], dtype=int32)
+
+  Mirrors `jax.lax.full`.
+  """
+  shape = core.canonicalize_shape(shape)
+  if np.shape(fill_value):
+    raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape "
+                    f"{np.shape(fill_value)}.")
+  if dtype is None:
+    aval = core.get_aval(fill_value)
+    dtype, weak_type = aval.dtype, aval.weak_type
+  else:
+    dtype, weak_type = dtypes.canonicalize_dtype(dtype), False
+  fill_value = convert_element_type(fill_value, dtype, weak_type=weak_type)
+  return _asarray(broadcast(fill_value, shape))
+
+
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+  """An array like `x` (its shape and dtype, unless given) filled with `fill_value`.
+
+  The result is weakly typed when `x` is and `dtype` is not given.
+
+  >>> import xjax.numpy as jnp
+  >>> full_like(jnp.zeros(2, jnp.int32), 2.7)
+  Array([2, 2], dtype=int32)
+
+  Mirrors `jax.lax.full_like`.
+  """
+  fill_shape = np.shape(x) if shape is None else core.canonicalize_shape(shape)
+  aval = core.get_aval(x)
+  weak_type = dtype is None and aval.weak_type
+  dtype = aval.dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
+  return full(fill_shape, convert_element_type(fill_value, dtype, weak_type=weak_type))
+
+
+def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
+  """Merges dimensions ``[start_dimension, stop_dimension)`` of `operand` into one.
+
+  >>> import xjax.numpy as jnp
+  >>> collapse(jnp.zeros((2, 3, 4)), 1).shape
+  (2, 12)
+
+  Mirrors `jax.lax.collapse`.
+  """
+  shape = np.shape(operand)
+  lo, hi, _ = slice(start_dimension, stop_dimension).indices(len(shape))
+  if hi < lo:
+    raise ValueError(f"Invalid dimension range passed to collapse: {shape}"
+                     f"[{start_dimension}:{stop_dimension}]")
+  size = int(np.prod(shape[lo:hi], dtype=np.int64))
+  return _asarray(reshape(operand, (*shape[:lo], size, *shape[hi:])))
+
+
+def broadcast_to_rank(x, rank: int):
+  """Adds leading size-1 dimensions to `x` until it has rank `rank`.
+
+  Mirrors `jax.lax.broadcast_to_rank`.
+  """
+  ndim = np.ndim(x)
+  if ndim == rank:
+    return _asarray(x)
+  return _asarray(broadcast(x, (1,) * (rank - ndim)))

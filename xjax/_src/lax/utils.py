@@ -24,18 +24,21 @@ _any = _num | _bool
 _int_or_bool = _int | _bool
 _float_or_complex = _float | _complex
 _signed_num = frozenset(dtypes._signed_dtypes) | _float | _complex
+_float32_or_64 = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 KINDS = {
     "bool": _bool, "int": _int, "uint": _uint, "float": _float, "complex": _complex,
     "num": _num, "any": _any, "int_or_bool": _int_or_bool, "inexact": _float_or_complex,
-    "signed": _signed_num, "float_or_int": _float | _int,
+    "signed": _signed_num, "float_or_int": _float | _int, "ordered": _int | _float | _bool,
+    "float32_or_64": _float32_or_64, "conj": _float32_or_64 | _complex,
 }
 
 _KIND_WORDS = {
     "bool": "bool", "int": "integer", "uint": "unsigned integer", "float": "floating-point",
     "complex": "complex", "num": "numeric", "any": "any", "int_or_bool": "integer or boolean",
     "inexact": "floating-point or complex", "signed": "signed numeric",
-    "float_or_int": "floating-point or integer",
+    "float_or_int": "floating-point or integer", "ordered": "integer, floating-point or boolean",
+    "float32_or_64": "float32 or float64", "conj": "float32, float64 or complex",
 }
 
 

@@ -1,19 +1,29 @@
 """Installs Python operators and NumPy-style methods on `Array` and `Tracer`.
 
-Both classes live below the numpy layer, so their operators are attached
-here, once, when `xjax.numpy` is imported: ``x + y`` calls `jnp.add`, and so
-on. An operand of an unrecognized type makes the operator return
-NotImplemented, so Python can try the other operand's method.
+Both classes live below the numpy layer, so their operators and methods are
+attached here, once, when `xjax.numpy` is imported: ``x + y`` calls
+`jnp.add`, ``x[idx]`` indexes, ``x.at[idx].set(y)`` updates, ``x.sum()``
+reduces, and so on. A binary operator with an operand of an unrecognized type
+returns NotImplemented, so Python can try the other operand's method.
 """
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
 from xjax._src import core
+from xjax._src import dtypes
 from xjax._src.array import Array
+from xjax._src.lax import elementwise as lax
+from xjax._src.numpy import creation
+from xjax._src.numpy import indexing
 from xjax._src.numpy import lax_numpy
+from xjax._src.numpy import reductions
+from xjax._src.numpy import sorting
+from xjax._src.numpy import tensor_contractions
 from xjax._src.numpy import ufuncs
-from xjax._src.numpy.util import is_arraylike
+from xjax._src.numpy.util import dtype_of, is_arraylike
 
 
 def _defer_to_unrecognized(binary_op, swap=False):
@@ -27,8 +37,9 @@ def _defer_to_unrecognized(binary_op, swap=False):
 _BINARY_OPERATORS = {
     "add": ufuncs.add, "sub": ufuncs.subtract, "mul": ufuncs.multiply,
     "truediv": ufuncs.true_divide, "floordiv": ufuncs.floor_divide, "mod": ufuncs.remainder,
-    "pow": ufuncs.power, "matmul": None, "and": ufuncs.bitwise_and, "or": ufuncs.bitwise_or,
-    "xor": ufuncs.bitwise_xor, "lshift": ufuncs.left_shift, "rshift": ufuncs.right_shift,
+    "pow": ufuncs.power, "matmul": tensor_contractions.matmul, "and": ufuncs.bitwise_and,
+    "or": ufuncs.bitwise_or, "xor": ufuncs.bitwise_xor, "lshift": ufuncs.left_shift,
+    "rshift": ufuncs.right_shift, "divmod": ufuncs.divmod,
 }
 _COMPARISON_OPERATORS = {
     "eq": ufuncs.equal, "ne": ufuncs.not_equal, "lt": ufuncs.less, "le": ufuncs.less_equal,
@@ -36,34 +47,120 @@ _COMPARISON_OPERATORS = {
 }
 
 
-def _divmod(x, y):
-  return ufuncs.floor_divide(x, y), ufuncs.remainder(x, y)
-
-
 def _astype(self, dtype, copy: bool = False, device=None):
-  """The array converted to `dtype` (mirrors `jax.Array.astype`)."""
-  from xjax._src import dtypes
-  from xjax._src.lax import elementwise
+  """The array converted to `dtype` (complex to bool compares with 0).
+
+  Mirrors `jax.Array.astype`.
+  """
+  if dtype is None:
+    dtype = dtypes.default_float_dtype()
   dtype = dtypes.check_user_dtype_supported(dtype, "astype")
-  return elementwise.convert_element_type(self, dtype)
+  x = self
+  if dtypes.issubdtype(dtype_of(x), np.complexfloating) and np.dtype(dtype) == np.bool_:
+    x = ufuncs.not_equal(x, 0)
+  out = lax.convert_element_type(x, dtype)
+  return lax._copy(out) if copy and out is self else out
+
+
+def _reshape(self, *args, order: str = "C"):
+  """The array with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, -1))``.
+
+  Mirrors `jax.Array.reshape`.
+  """
+  if not args:
+    raise TypeError("reshape() missing required argument 'shape'")
+  return lax_numpy._reshape(self, *args, order=order)
+
+
+def _transpose(self, *args):
+  """The array with its axes permuted: ``x.transpose()``, ``x.transpose(1, 0)`` or
+  ``x.transpose((1, 0))``.
+
+  Mirrors `jax.Array.transpose`.
+  """
+  if not args or (len(args) == 1 and args[0] is None):
+    axes = None
+  elif len(args) == 1:
+    axes = lax_numpy._index_tuple(args[0])
+  else:
+    axes = lax_numpy._index_tuple(args)
+  return lax_numpy.transpose(self, axes)
+
+
+def _round(self, ndigits=None):
+  # Python's round(x) gives an integer; round(x, n) keeps the dtype.
+  out = ufuncs.round(self, 0 if ndigits is None else operator.index(ndigits))
+  return _astype(out, int) if ndigits is None else out
+
+
+def _clip(self, min=None, max=None):  # noqa: A002 - NumPy's names
+  """``jnp.clip(self, min=min, max=max)`` (mirrors `jax.Array.clip`)."""
+  return ufuncs.clip(self, min=min, max=max)
+
+
+def _itemsize(self):
+  return dtype_of(self).itemsize
+
+
+def _nbytes(self):
+  return self.aval.size * dtype_of(self).itemsize
+
+
+def _copy(self):
+  """A copy of the array (mirrors `jax.Array.copy`)."""
+  return creation.array(self, copy=True)
+
+
+# Methods that forward to the jnp function of the same name, with self first.
+_FORWARDED = {
+    "all": reductions.all, "any": reductions.any, "argmax": reductions.argmax,
+    "argmin": reductions.argmin, "argsort": sorting.argsort,
+    "conj": ufuncs.conjugate, "conjugate": ufuncs.conjugate, "cumprod": reductions.cumprod,
+    "cumsum": reductions.cumsum, "dot": tensor_contractions.dot, "max": reductions.max,
+    "mean": reductions.mean, "min": reductions.min, "nonzero": lax_numpy.nonzero,
+    "prod": reductions.prod, "ptp": reductions.ptp, "ravel": lax_numpy.ravel,
+    "flatten": lax_numpy.ravel, "repeat": lax_numpy.repeat, "sort": sorting.sort,
+    "squeeze": lax_numpy.squeeze, "std": reductions.std, "sum": reductions.sum,
+    "swapaxes": lax_numpy.swapaxes, "take": indexing.take, "var": reductions.var,
+    "round": ufuncs.round,
+}
+
+
+def _forward(name, fn):
+  def method(self, *args, **kwargs):
+    return fn(self, *args, **kwargs)
+  method.__name__ = method.__qualname__ = name
+  method.__doc__ = f"``jnp.{name}(self, ...)`` (mirrors `jax.Array.{name}`)."
+  return method
 
 
 def _install(cls):
   for name, fn in _BINARY_OPERATORS.items():
-    if fn is None:
-      continue
     setattr(cls, f"__{name}__", _defer_to_unrecognized(fn))
     setattr(cls, f"__r{name}__", _defer_to_unrecognized(fn, swap=True))
   for name, fn in _COMPARISON_OPERATORS.items():
     setattr(cls, f"__{name}__", _defer_to_unrecognized(fn))
-  cls.__divmod__ = _defer_to_unrecognized(_divmod)
-  cls.__rdivmod__ = _defer_to_unrecognized(_divmod, swap=True)
   cls.__neg__ = lambda self: ufuncs.negative(self)
   cls.__pos__ = lambda self: ufuncs.positive(self)
   cls.__abs__ = lambda self: ufuncs.absolute(self)
-  cls.__invert__ = lambda self: ufuncs.bitwise_not(self)
+  cls.__invert__ = lambda self: ufuncs.invert(self)
+  cls.__round__ = _round
+  cls.__getitem__ = indexing.getitem
+  for name, fn in _FORWARDED.items():
+    setattr(cls, name, _forward(name, fn))
   cls.astype = _astype
-  cls.dot = lambda self, b, **kw: lax_numpy.dot(self, b, **kw)
+  cls.reshape = _reshape
+  cls.transpose = _transpose
+  cls.copy = _copy
+  cls.clip = _clip
+  cls.T = property(lambda self: lax_numpy.transpose(self))
+  cls.mT = property(lambda self: lax_numpy.matrix_transpose(self))
+  cls.real = property(lambda self: ufuncs.real(self))
+  cls.imag = property(lambda self: ufuncs.imag(self))
+  cls.at = property(indexing._IndexUpdateHelper, doc=indexing._IndexUpdateHelper.__doc__)
+  if not hasattr(cls, "itemsize"):
+    cls.itemsize = property(_itemsize)
+    cls.nbytes = property(_nbytes)
 
 
 _install(Array)

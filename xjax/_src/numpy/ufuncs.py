@@ -1,283 +1,674 @@
-"""Elementwise jnp functions (NumPy's ufuncs) over lax, with JAX's promotion."""
+"""Elementwise jnp functions (NumPy's ufuncs) over lax, with JAX's type promotion.
+
+Each function is a `jit(inline=True)` wrapper, as in JAX: inside a trace its
+equations join the enclosing jaxpr, and an eager call compiles one
+executable for all its primitives. A few are plain (non-inline) `jit`s in
+JAX and print as nested ``jit[name=...]`` equations: floor_divide,
+remainder, fmod, divmod, isinf, arccosh, and the rarer ones marked below.
+"""
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
 from xjax._src import dtypes
+from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
-from xjax._src.numpy.util import (check_arraylike, promote_args, promote_args_inexact,
-                                  promote_args_numeric, promote_dtypes_inexact,
-                                  promote_dtypes_numeric, dtype_of)
+from xjax._src.lax import structural as lax_structural
+from xjax._src.numpy import creation
+from xjax._src.numpy.util import (check_no_out, const_like, dtype_of, ensure_arraylike,
+                                  promote_args, promote_args_inexact, promote_args_numeric,
+                                  promote_dtypes_inexact, promote_dtypes_numeric, promote_shapes,
+                                  where_)
 
 
-def _binary(name, lax_fn, promote=promote_args, doc=""):
-  def fn(x, y, /):
-    x, y = promote(name, x, y)
-    return lax_fn(x, y)
-  fn.__name__ = fn.__qualname__ = name
-  fn.__doc__ = (f"Elementwise {doc}, with NumPy broadcasting and JAX's type promotion.\n\n"
-                "  Args:\n    x, y: arrays or scalars.\n\n  Returns:\n    An array of the "
-                "broadcast shape.\n\n  Raises:\n    TypeError: an argument is not an array or "
-                f"scalar, or the shapes do not broadcast.\n\n  Mirrors `jax.numpy.{name}`.\n  ")
-  return fn
-
-
-def _unary(name, lax_fn, promote=promote_args_inexact, doc=""):
-  def fn(x, /):
-    (x,) = promote(name, x)
-    return lax_fn(x)
-  fn.__name__ = fn.__qualname__ = name
-  fn.__doc__ = (f"Elementwise {doc}.\n\n  Args:\n    x: an array or scalar.\n\n"
-                f"  Returns:\n    An array of x's shape.\n\n  Mirrors `jax.numpy.{name}`.\n  ")
-  return fn
-
-
-add = _binary("add", lax.add, doc="x + y")
-subtract = _binary("subtract", lax.sub, doc="x - y")
-multiply = _binary("multiply", lax.mul, doc="x * y")
-true_divide = _binary("true_divide", lax.div, promote_args_inexact, doc="x / y (true division)")
-divide = true_divide
-maximum = _binary("maximum", lax.max, doc="maximum (NaN-propagating)")
-minimum = _binary("minimum", lax.min, doc="minimum (NaN-propagating)")
-equal = _binary("equal", lax.eq, doc="x == y")
-not_equal = _binary("not_equal", lax.ne, doc="x != y")
-less = _binary("less", lax.lt, doc="x < y")
-less_equal = _binary("less_equal", lax.le, doc="x <= y")
-greater = _binary("greater", lax.gt, doc="x > y")
-greater_equal = _binary("greater_equal", lax.ge, doc="x >= y")
-arctan2 = _binary("arctan2", lax.atan2, promote_args_inexact, doc="arctan(x / y) by quadrant")
-nextafter = _binary("nextafter", lax.nextafter, promote_args_inexact, doc="next float after x toward y")
-
-
-def _bitwise(name, lax_fn, doc):
-  def check(fun_name, x, y):
-    x, y = promote_args(fun_name, x, y)
-    if not (dtypes.issubdtype(dtype_of(x), np.integer) or dtype_of(x) == np.bool_):
-      raise TypeError(f"{fun_name} requires integer or boolean arguments, got {dtype_of(x).name}")
-    return x, y
-  return _binary(name, lax_fn, check, doc)
-
-
-bitwise_and = _bitwise("bitwise_and", lax.bitwise_and, "bitwise AND")
-bitwise_or = _bitwise("bitwise_or", lax.bitwise_or, "bitwise OR")
-bitwise_xor = _bitwise("bitwise_xor", lax.bitwise_xor, "bitwise XOR")
-logical_and = _binary("logical_and", lambda x, y: lax.bitwise_and(_to_bool(x), _to_bool(y)), doc="logical AND")
-logical_or = _binary("logical_or", lambda x, y: lax.bitwise_or(_to_bool(x), _to_bool(y)), doc="logical OR")
-logical_xor = _binary("logical_xor", lambda x, y: lax.bitwise_xor(_to_bool(x), _to_bool(y)), doc="logical XOR")
+def _asarray(x):
+  """`x` as an Array or tracer (host constants are staged)."""
+  return x if hasattr(x, "aval") else creation.array(x)
 
 
 def _to_bool(x):
-  return lax.convert_element_type(x, np.bool_) if dtype_of(x) != np.bool_ else x
+  return x if dtype_of(x) == np.bool_ else lax.ne(x, const_like(x, 0))
 
 
-def logical_not(x, /):
-  """Elementwise logical NOT (mirrors `jax.numpy.logical_not`)."""
-  check_arraylike("logical_not", x)
-  return lax.bitwise_not(_to_bool(x))
+def _is_int_or_bool(dtype) -> bool:
+  return dtype == np.bool_ or dtypes.issubdtype(dtype, np.integer)
 
 
-def bitwise_not(x, /):
-  """Elementwise bitwise NOT of an integer or boolean array (mirrors `jax.numpy.bitwise_not`)."""
-  check_arraylike("bitwise_not", x)
-  return lax.bitwise_not(x)
+def _is_complex(x) -> bool:
+  return dtypes.issubdtype(dtype_of(x), np.complexfloating)
 
 
-invert = bitwise_not
+def _doc(name: str, what: str, nargs: int) -> str:
+  args = "x: an array or scalar." if nargs == 1 else "x, y: arrays or scalars; they broadcast."
+  return (f"Elementwise {what}.\n\n  Args:\n    {args}\n\n  Returns:\n    An array of the "
+          f"{'input' if nargs == 1 else 'broadcast'} shape, with JAX's promoted dtype.\n\n"
+          "  Raises:\n    TypeError: an argument is not an array or scalar (lists are refused).\n\n"
+          f"  Mirrors `jax.numpy.{name}`.\n  ")
 
 
-def _shift(name, arithmetic):
+def _ufunc(name: str, what: str, nargs: int, inline: bool = True):
+  """Decorator: names the function, gives it a docstring, and wraps it with jit."""
+  def wrap(fn):
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = _doc(name, what, nargs)
+    return jit(fn, inline=inline)
+  return wrap
+
+
+def _unary(name, lax_fn, promote, what):
+  def fn(x, /):
+    return lax_fn(*promote(name, x))
+  return _ufunc(name, what, 1)(fn)
+
+
+def _binary(name, lax_fn, promote, what):
   def fn(x, y, /):
-    x, y = promote_args(name, x, y)
-    if arithmetic and dtypes.issubdtype(dtype_of(x), np.signedinteger):
-      return lax.shift_right_arithmetic(x, y)
-    if name == "left_shift":
-      return lax.shift_left(x, y)
-    return lax.shift_right_logical(x, y)
-  fn.__name__ = fn.__qualname__ = name
-  fn.__doc__ = f"Elementwise {name.replace('_', ' ')} (mirrors `jax.numpy.{name}`)."
-  return fn
+    return lax_fn(*promote(name, x, y))
+  return _ufunc(name, what, 2)(fn)
 
 
-left_shift = _shift("left_shift", False)
-right_shift = _shift("right_shift", True)
+# ----------------------------------------------------------------------------
+# Unary floating-point functions
 
-sin = _unary("sin", lax.sin, doc="sine")
-cos = _unary("cos", lax.cos, doc="cosine")
-tan = _unary("tan", lax.tan, doc="tangent")
-arcsin = _unary("arcsin", lax.asin, doc="arcsine")
-arccos = _unary("arccos", lax.acos, doc="arccosine")
-arctan = _unary("arctan", lax.atan, doc="arctangent")
-sinh = _unary("sinh", lax.sinh, doc="hyperbolic sine")
-cosh = _unary("cosh", lax.cosh, doc="hyperbolic cosine")
-tanh = _unary("tanh", lax.tanh, doc="hyperbolic tangent")
-arcsinh = _unary("arcsinh", lax.asinh, doc="inverse hyperbolic sine")
-arccosh = _unary("arccosh", lax.acosh, doc="inverse hyperbolic cosine")
-arctanh = _unary("arctanh", lax.atanh, doc="inverse hyperbolic tangent")
-exp = _unary("exp", lax.exp, doc="e**x")
-exp2 = _unary("exp2", lax.exp2, doc="2**x")
-expm1 = _unary("expm1", lax.expm1, doc="e**x - 1")
-log = _unary("log", lax.log, doc="natural logarithm")
-log1p = _unary("log1p", lax.log1p, doc="log(1 + x)")
-sqrt = _unary("sqrt", lax.sqrt, doc="square root")
-cbrt = _unary("cbrt", lax.cbrt, doc="cube root")
-negative = _unary("negative", lax.neg, promote_args_numeric, doc="negation")
-sign = _unary("sign", lax.sign, promote_args_numeric, doc="sign")
-floor = _unary("floor", lambda x: x if dtypes.issubdtype(dtype_of(x), np.integer) else lax.floor(x),
-               promote_args_numeric, doc="floor")
-ceil = _unary("ceil", lambda x: x if dtypes.issubdtype(dtype_of(x), np.integer) else lax.ceil(x),
-              promote_args_numeric, doc="ceiling")
+sin = _unary("sin", lax.sin, promote_args_inexact, "sine")
+cos = _unary("cos", lax.cos, promote_args_inexact, "cosine")
+tan = _unary("tan", lax.tan, promote_args_inexact, "tangent")
+arcsin = _unary("arcsin", lax.asin, promote_args_inexact, "arcsine")
+arccos = _unary("arccos", lax.acos, promote_args_inexact, "arccosine")
+arctan = _unary("arctan", lax.atan, promote_args_inexact, "arctangent")
+sinh = _unary("sinh", lax.sinh, promote_args_inexact, "hyperbolic sine")
+cosh = _unary("cosh", lax.cosh, promote_args_inexact, "hyperbolic cosine")
+tanh = _unary("tanh", lax.tanh, promote_args_inexact, "hyperbolic tangent")
+arcsinh = _unary("arcsinh", lax.asinh, promote_args_inexact, "inverse hyperbolic sine")
+arctanh = _unary("arctanh", lax.atanh, promote_args_inexact, "inverse hyperbolic tangent")
+exp = _unary("exp", lax.exp, promote_args_inexact, "exponential e**x")
+exp2 = _unary("exp2", lax.exp2, promote_args_inexact, "power of two 2**x")
+expm1 = _unary("expm1", lax.expm1, promote_args_inexact, "e**x - 1 (accurate near 0)")
+log = _unary("log", lax.log, promote_args_inexact, "natural logarithm")
+log1p = _unary("log1p", lax.log1p, promote_args_inexact, "log(1 + x) (accurate near 0)")
+sqrt = _unary("sqrt", lax.sqrt, promote_args_inexact, "non-negative square root")
+cbrt = _unary("cbrt", lax.cbrt, promote_args_inexact, "cube root")
 
 
+@_ufunc("arccosh", "inverse hyperbolic cosine", 1, inline=False)
+def arccosh(x, /):
+  out = lax.acosh(*promote_args_inexact("arccosh", x))
+  if _is_complex(out):  # NumPy's branch: non-negative real part
+    out = where_(lax.lt(lax.real(out), const_like(lax.real(out), 0)), lax.neg(out), out)
+  return out
+
+
+@_ufunc("log2", "base-2 logarithm", 1)
+def log2(x, /):
+  (x,) = promote_args_inexact("log2", x)
+  if _is_complex(x):
+    r = lax.log(x)
+    ln2 = lax.log(const_like(lax.real(r), 2))
+    return lax.complex(lax.div(lax.real(r), ln2), lax.div(lax.imag(r), ln2))
+  return lax.div(lax.log(x), lax.log(const_like(x, 2)))
+
+
+@_ufunc("log10", "base-10 logarithm", 1)
+def log10(x, /):
+  (x,) = promote_args_inexact("log10", x)
+  inv_ln10 = np.array(1 / np.log(10), dtypes.finfo(dtype_of(x)).dtype)
+  if _is_complex(x):
+    r = lax.log(x)
+    return lax.complex(lax.mul(lax.real(r), inv_ln10), lax.mul(lax.imag(r), inv_ln10))
+  return lax.mul(lax.log(x), inv_ln10)
+
+
+@_ufunc("deg2rad", "conversion from degrees to radians", 1)
+def deg2rad(x, /):
+  (x,) = promote_args_inexact("deg2rad", x)
+  return lax.mul(x, const_like(x, np.pi / 180))
+
+
+@_ufunc("rad2deg", "conversion from radians to degrees", 1)
+def rad2deg(x, /):
+  (x,) = promote_args_inexact("rad2deg", x)
+  return lax.mul(x, const_like(x, 180 / np.pi))
+
+
+radians = deg2rad
+degrees = rad2deg
+
+
+@_ufunc("reciprocal", "reciprocal 1 / x", 1)
+def reciprocal(x, /):
+  (x,) = promote_dtypes_inexact(ensure_arraylike("reciprocal", x))
+  return lax.integer_pow(x, -1)
+
+
+# ----------------------------------------------------------------------------
+# Unary numeric functions
+
+negative = _unary("negative", lax.neg, promote_args, "negation -x")
+sign = _unary("sign", lax.sign, promote_args, "sign (-1, 0 or 1; x / |x| for complex)")
+
+
+@_ufunc("positive", "identity +x", 1)
 def positive(x, /):
-  """Elementwise +x (mirrors `jax.numpy.positive`)."""
-  (x,) = promote_args_numeric("positive", x)
-  return x
+  return _asarray(*promote_args("positive", x))
 
 
+@_ufunc("square", "square x * x", 1)
+def square(x, /):
+  (x,) = promote_dtypes_numeric(ensure_arraylike("square", x))
+  return lax.square(x)
+
+
+@_ufunc("absolute", "absolute value (modulus for complex)", 1)
 def absolute(x, /):
-  """Elementwise absolute value (mirrors `jax.numpy.absolute`)."""
-  check_arraylike("absolute", x)
-  (x,) = promote_dtypes_numeric(x)
-  if dtype_of(x) == np.bool_ or dtypes.issubdtype(dtype_of(x), np.unsignedinteger):
-    return x
+  x = ensure_arraylike("absolute", x)
+  dtype = dtype_of(x)
+  if dtype == np.bool_ or dtypes.issubdtype(dtype, np.unsignedinteger):
+    return _asarray(x)
   return lax.abs(x)
 
 
 abs = absolute  # noqa: A001 - NumPy's name
 
 
-def power(x1, x2, /):
-  """Elementwise x1**x2; integer exponents of integer bases stay integers.
-
-  Mirrors `jax.numpy.power`.
-  """
-  check_arraylike("power", x1, x2)
-  if isinstance(x2, int) and not isinstance(x2, bool):
-    (x1,) = promote_dtypes_numeric(x1)
-    return lax.integer_pow(x1, x2)
-  x1, x2 = promote_args_numeric("power", x1, x2)
-  dtype = dtype_of(x1)
-  if dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_:
-    return _integer_power(x1, x2)
-  return lax.pow(x1, x2)
+@_ufunc("fabs", "absolute value of real input, as a float", 1)
+def fabs(x, /):
+  x = ensure_arraylike("fabs", x)
+  if _is_complex(x):
+    raise TypeError("ufunc 'fabs' does not support complex dtypes")
+  return lax.abs(*promote_args_inexact("fabs", x))
 
 
-def _integer_power(x1, x2):
-  # Exponentiation by squaring over the bits of x2 (negative powers give 0, as JAX).
-  from xjax._src.numpy import lax_numpy
-  acc = lax_numpy.ones_like(x1)
-  base = x1
-  exponent = x2
-  for _ in range(np.iinfo(dtype_of(x2)).bits if dtype_of(x2) != np.bool_ else 1):
-    bit = lax.ne(lax.bitwise_and(exponent, lax_numpy.ones_like(exponent)), lax_numpy.zeros_like(exponent))
-    acc = lax.select_n(bit, acc, lax.mul(acc, base))
-    base = lax.mul(base, base)
-    exponent = lax.shift_right_logical(exponent, lax_numpy.ones_like(exponent))
-  negative_exp = lax.lt(x2, lax_numpy.zeros_like(x2)) if dtypes.issubdtype(dtype_of(x2), np.signedinteger) else None
-  if negative_exp is not None:
-    acc = lax.select_n(negative_exp, acc, lax_numpy.zeros_like(acc))
-  return acc
+@_ufunc("floor", "floor (integers are returned unchanged)", 1)
+def floor(x, /):
+  x = ensure_arraylike("floor", x)
+  if _is_int_or_bool(dtype_of(x)):
+    return _asarray(x)
+  return lax.floor(*promote_args_inexact("floor", x))
 
 
+@_ufunc("ceil", "ceiling (integers are returned unchanged)", 1)
+def ceil(x, /):
+  x = ensure_arraylike("ceil", x)
+  if _is_int_or_bool(dtype_of(x)):
+    return _asarray(x)
+  return lax.ceil(*promote_args_inexact("ceil", x))
+
+
+@_ufunc("trunc", "rounding toward zero", 1, inline=False)
+def trunc(x, /):
+  x = ensure_arraylike("trunc", x)
+  if _is_int_or_bool(dtype_of(x)):
+    return _asarray(x)
+  return where_(lax.lt(x, const_like(x, 0)), ceil(x), floor(x))
+
+
+fix = trunc
+
+
+@_ufunc("rint", "rounding to the nearest integer, ties to even", 1, inline=False)
+def rint(x, /):
+  x = ensure_arraylike("rint", x)
+  dtype = dtype_of(x)
+  if _is_int_or_bool(dtype):
+    return lax.convert_element_type(x, dtypes.default_float_dtype())
+  if _is_complex(x):
+    return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
+  return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+
+
+@_ufunc("conjugate", "complex conjugate", 1)
+def conjugate(x, /):
+  x = ensure_arraylike("conjugate", x)
+  return lax.conj(x) if _is_complex(x) else _asarray(x)
+
+
+conj = conjugate
+
+
+@_ufunc("real", "real part", 1)
+def real(val, /):
+  val = ensure_arraylike("real", val)
+  return lax.real(val) if _is_complex(val) else _asarray(val)
+
+
+@_ufunc("imag", "imaginary part", 1)
+def imag(val, /):
+  val = ensure_arraylike("imag", val)
+  if _is_complex(val):
+    return lax.imag(val)
+  return creation.full_like(val, 0)
+
+
+@_ufunc("signbit", "test of the sign bit", 1, inline=False)
+def signbit(x, /):
+  (x,) = promote_args("signbit", x)
+  dtype = dtype_of(x)
+  if dtypes.issubdtype(dtype, np.integer):
+    return lax.lt(x, const_like(x, 0))
+  if dtype == np.bool_:
+    return creation.full_like(x, False, dtype=np.bool_)
+  if not dtypes.issubdtype(dtype, np.floating):
+    raise ValueError(f"jax.numpy.signbit is not well defined for {dtype}")
+  info = dtypes.finfo(dtype)
+  int_type = {16: np.int16, 32: np.int32, 64: np.int64}.get(info.bits)
+  if int_type is None:
+    raise NotImplementedError("jax.numpy.signbit only supports 16, 32, and 64-bit types.")
+  bits = lax.bitcast_convert_type(x, int_type)
+  return lax.lt(bits, np.array(0, int_type))
+
+
+# ----------------------------------------------------------------------------
+# Predicates
+
+
+@_ufunc("isnan", "test for NaN", 1)
+def isnan(x, /):
+  x = ensure_arraylike("isnan", x)
+  return lax.ne(x, x)
+
+
+@_ufunc("isinf", "test for positive or negative infinity", 1, inline=False)
+def isinf(x, /):
+  x = ensure_arraylike("isinf", x)
+  dtype = dtype_of(x)
+  if dtypes.issubdtype(dtype, np.floating):
+    return lax.eq(lax.abs(x), const_like(x, np.inf))
+  if dtypes.issubdtype(dtype, np.complexfloating):
+    re, im = lax.real(x), lax.imag(x)
+    return lax.bitwise_or(lax.eq(lax.abs(re), const_like(re, np.inf)),
+                          lax.eq(lax.abs(im), const_like(im, np.inf)))
+  return creation.full_like(x, False, dtype=np.bool_)
+
+
+@_ufunc("isfinite", "test for finite values (neither infinite nor NaN)", 1)
+def isfinite(x, /):
+  x = ensure_arraylike("isfinite", x)
+  dtype = dtype_of(x)
+  if dtypes.issubdtype(dtype, np.floating):
+    return lax.is_finite(x)
+  if dtypes.issubdtype(dtype, np.complexfloating):
+    return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+  return creation.full_like(x, True, dtype=np.bool_)
+
+
+def isposinf(x, /):
+  """Elementwise test for +inf (mirrors `jax.numpy.isposinf`)."""
+  x = ensure_arraylike("isposinf", x)
+  if not dtypes.issubdtype(dtype_of(x), np.inexact):
+    return creation.full_like(x, False, dtype=np.bool_)
+  return lax.eq(real(x), np.inf)
+
+
+def isneginf(x, /):
+  """Elementwise test for -inf (mirrors `jax.numpy.isneginf`)."""
+  x = ensure_arraylike("isneginf", x)
+  if not dtypes.issubdtype(dtype_of(x), np.inexact):
+    return creation.full_like(x, False, dtype=np.bool_)
+  return lax.eq(real(x), -np.inf)
+
+
+# ----------------------------------------------------------------------------
+# Binary arithmetic
+
+
+@_ufunc("add", "sum x + y (logical OR for bools)", 2)
+def add(x, y, /):
+  x, y = promote_args("add", x, y)
+  return lax.bitwise_or(x, y) if dtype_of(x) == np.bool_ else lax.add(x, y)
+
+
+@_ufunc("multiply", "product x * y (logical AND for bools)", 2)
+def multiply(x, y, /):
+  x, y = promote_args("multiply", x, y)
+  return lax.bitwise_and(x, y) if dtype_of(x) == np.bool_ else lax.mul(x, y)
+
+
+subtract = _binary("subtract", lax.sub, promote_args, "difference x - y")
+true_divide = _binary("true_divide", lax.div, promote_args_inexact, "true division x / y")
+divide = true_divide
+maximum = _binary("maximum", lax.max, promote_args, "maximum (NaN-propagating)")
+minimum = _binary("minimum", lax.min, promote_args, "minimum (NaN-propagating)")
+arctan2 = _binary("arctan2", lax.atan2, promote_args_inexact, "arctangent of x / y by quadrant")
+nextafter = _binary("nextafter", lax.nextafter, promote_args_inexact,
+                    "next representable value after x toward y")
+float_power = _binary("float_power", lax.pow, promote_args_inexact, "power x**y in floating point")
+
+
+@_ufunc("floor_divide", "floor division x // y", 2, inline=False)
 def floor_divide(x1, x2, /):
-  """Elementwise floor(x1 / x2) (mirrors `jax.numpy.floor_divide`)."""
   x1, x2 = promote_args_numeric("floor_divide", x1, x2)
   dtype = dtype_of(x1)
   if dtypes.issubdtype(dtype, np.unsignedinteger):
     return lax.div(x1, x2)
   if dtypes.issubdtype(dtype, np.integer):
-    # Round toward negative infinity: subtract one where signs differ and there is a remainder.
-    from xjax._src.numpy import lax_numpy
-    zero = lax_numpy.zeros_like(x1)
+    # Truncating division, then one less where the signs differ and there is a remainder.
     quotient = lax.div(x1, x2)
-    select = lax.bitwise_and(lax.ne(lax.lt(x1, zero), lax.lt(x2, zero)),
-                             lax.ne(lax.rem(x1, x2), zero))
-    return lax.select_n(select, quotient, lax.sub(quotient, lax_numpy.ones_like(quotient)))
+    select = logical_and(not_equal(lax.sign(x1), lax.sign(x2)),
+                         not_equal(lax.rem(x1, x2), 0))
+    return where_(select, subtract(quotient, 1), quotient)
   if dtypes.issubdtype(dtype, np.complexfloating):
     raise TypeError("floor_divide does not support complex-valued inputs")
-  return lax.floor(lax.div(x1, x2))
+  return _float_divmod(x1, x2)[0]
 
 
+def _float_divmod(x1, x2):
+  # CPython's float_divmod: the quotient is rounded so that x1 == div * x2 + mod.
+  mod = lax.rem(x1, x2)
+  corrected = where_(equal(x2, 0), x1, lax.sub(x1, mod))
+  div = lax.div(corrected, x2)
+  ind = lax.bitwise_and(not_equal(mod, 0), not_equal(lax.sign(x2), lax.sign(mod)))
+  mod = lax.select_n(ind, mod, add(mod, x2))
+  div = lax.select_n(ind, div, subtract(div, 1.0))
+  return lax.round(div), mod
+
+
+@_ufunc("remainder", "remainder of floor division, with the sign of y", 2, inline=False)
 def remainder(x1, x2, /):
-  """Elementwise remainder with the sign of x2 (mirrors `jax.numpy.remainder`)."""
   x1, x2 = promote_args_numeric("remainder", x1, x2)
-  from xjax._src.numpy import lax_numpy
-  zero = lax_numpy.zeros_like(x1)
+  zero = const_like(x1, 0)
+  if dtypes.issubdtype(dtype_of(x2), np.integer):
+    x2 = where_(equal(x2, 0), lax_structural.full_like(x2, 1), x2)
   trunc_mod = lax.rem(x1, x2)
+  trunc_mod_not_zero = lax.ne(trunc_mod, zero)
   do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(x2, zero)),
-                            lax.ne(trunc_mod, zero))
+                            trunc_mod_not_zero)
   return lax.select_n(do_plus, trunc_mod, lax.add(trunc_mod, x2))
 
 
 mod = remainder
 
 
+@_ufunc("fmod", "remainder of truncating division, with the sign of x", 2, inline=False)
 def fmod(x1, x2, /):
-  """Elementwise remainder with the sign of x1 (mirrors `jax.numpy.fmod`)."""
-  x1, x2 = promote_args_numeric("fmod", x1, x2)
-  return lax.rem(x1, x2)
+  x1, x2 = ensure_arraylike("fmod", x1, x2)
+  if dtypes.issubdtype(dtypes.result_type(x1, x2), np.integer):
+    x2 = where_(equal(x2, 0), lax_structural.full_like(x2, 1), x2)
+  return lax.rem(*promote_args_numeric("fmod", x1, x2))
 
 
-def isnan(x, /):
-  """Elementwise test for NaN (mirrors `jax.numpy.isnan`)."""
-  check_arraylike("isnan", x)
-  if not dtypes.issubdtype(dtype_of(x), np.inexact):
-    from xjax._src.numpy import lax_numpy
-    return lax_numpy.zeros_like(x, dtype=bool)
-  return lax.ne(x, x)
+@jit
+def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
+  """Elementwise ``(floor_divide(x1, x2), remainder(x1, x2))``.
+
+  Mirrors `jax.numpy.divmod`.
+  """
+  x1, x2 = promote_args_numeric("divmod", x1, x2)
+  if dtypes.issubdtype(dtype_of(x1), np.integer):
+    return floor_divide(x1, x2), remainder(x1, x2)
+  return _float_divmod(x1, x2)
 
 
-def isinf(x, /):
-  """Elementwise test for +inf or -inf (mirrors `jax.numpy.isinf`)."""
-  check_arraylike("isinf", x)
-  dtype = dtype_of(x)
-  from xjax._src.numpy import lax_numpy
-  if dtypes.issubdtype(dtype, np.complexfloating):
-    return logical_or(isinf(lax.real(x)), isinf(lax.imag(x)))
-  if not dtypes.issubdtype(dtype, np.floating):
-    return lax_numpy.zeros_like(x, dtype=bool)
-  return lax.eq(lax.abs(x), lax_numpy.full_like(x, np.inf))
+def power(x1, x2, /):
+  """Elementwise x1**x2.
+
+  A concrete integer exponent uses `lax.integer_pow` (exact repeated
+  multiplication); integer bases with integer exponents stay integers
+  (negative exponents give 0, except for bases 1 and -1).
+
+  Args:
+    x1, x2: arrays or scalars; they broadcast.
+
+  Returns:
+    An array of the broadcast shape.
+
+  Mirrors `jax.numpy.power`.
+  """
+  x1, x2 = ensure_arraylike("power", x1, x2)
+  if not hasattr(x2, "aval") or x2.aval.weak_type is not None:
+    concrete = x2 if not hasattr(x2, "to_concrete_value") else x2.to_concrete_value()
+    if hasattr(x2, "_value"):
+      concrete = x2
+    if concrete is not None and np.ndim(concrete) == 0:
+      try:
+        exponent = operator.index(concrete)
+      except TypeError:
+        pass
+      else:
+        (x1,) = promote_dtypes_numeric(x1)
+        return lax.integer_pow(x1, exponent)
+  return _power(x1, x2)
 
 
-def isfinite(x, /):
-  """Elementwise test for finite values (mirrors `jax.numpy.isfinite`)."""
-  check_arraylike("isfinite", x)
-  dtype = dtype_of(x)
-  if dtypes.issubdtype(dtype, np.floating):
-    return lax.is_finite(x)
-  if dtypes.issubdtype(dtype, np.complexfloating):
-    return logical_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
-  from xjax._src.numpy import lax_numpy
-  return lax_numpy.full_like(x, True, dtype=bool)
+pow = power  # noqa: A001 - the array API's name
 
 
-def square(x, /):
-  """Elementwise x * x (mirrors `jax.numpy.square`)."""
-  (x,) = promote_args_numeric("square", x)
-  return lax.integer_pow(x, 2)
+@jit(inline=True)
+def _power(x1, x2):
+  x1, x2 = promote_shapes("power", x1, x2)
+  x1_, x2_ = promote_args_numeric("power", x1, x2)
+  if _is_int_or_bool(dtype_of(x1_)):
+    return _pow_int_int(x1_, x2_)
+  if (dtypes.issubdtype(dtype_of(x1), np.inexact)
+      and dtypes.issubdtype(dtype_of(x2), np.integer)):
+    return lax.pow(x1, x2)
+  return lax.pow(x1_, x2_)
 
 
-def reciprocal(x, /):
-  """Elementwise 1 / x (mirrors `jax.numpy.reciprocal`)."""
-  (x,) = promote_args_inexact("reciprocal", x)
-  return lax.integer_pow(x, -1)
+def _pow_int_int(x1, x2):
+  # Binary exponentiation over the low 6 bits of x2 (any larger power overflows).
+  zero, one = const_like(x2, 0), const_like(x2, 1)
+  acc = where_(lax.bitwise_and(lax.eq(x1, zero), lax.ne(x2, zero)), zero, one)
+  for _ in range(6):
+    acc = where_(lax.bitwise_and(x2, one), lax.mul(acc, x1), acc)
+    x1 = lax.mul(x1, x1)
+    x2 = lax.shift_right_logical(x2, one)
+  return acc
 
 
-def round(x, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
-  """Rounds to `decimals` decimals, ties to even (mirrors `jax.numpy.round`)."""
-  check_arraylike("round", x)
-  if out is not None:
-    raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
-  dtype = dtype_of(x)
-  if dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_:
+@_ufunc("hypot", "hypotenuse sqrt(x**2 + y**2), without overflow", 2, inline=False)
+def hypot(x1, x2, /):
+  x1, x2 = promote_args_inexact("hypot", x1, x2)
+  if _is_complex(x1):
+    raise ValueError("jnp.hypot is not well defined for complex-valued inputs. "
+                     "Please convert to real values first, such as by using abs(x)")
+  x1, x2 = lax.abs(x1), lax.abs(x2)
+  idx_inf = lax.bitwise_or(lax.eq(x1, np.inf), lax.eq(x2, np.inf))
+  x1, x2 = maximum(x1, x2), minimum(x1, x2)
+  x1_zero = equal(x1, 0)
+  safe = where_(equal(x1, 0), lax_structural.full_like(x1, 1), x1)
+  x = where_(x1_zero, x1, multiply(x1, lax.sqrt(add(1, lax.square(lax.div(x2, safe))))))
+  return where_(idx_inf, const_like(x, np.inf), x)
+
+
+@_ufunc("copysign", "magnitude of x with the sign of y", 2, inline=False)
+def copysign(x1, x2, /):
+  x1, x2 = promote_args_inexact("copysign", x1, x2)
+  if _is_complex(x1):
+    raise TypeError("copysign does not support complex-valued inputs")
+  return where_(signbit(x2), lax.neg(lax.abs(x1)), lax.abs(x1))
+
+
+@_ufunc("heaviside", "Heaviside step (y where x == 0)", 2, inline=False)
+def heaviside(x1, x2, /):
+  x1, x2 = promote_dtypes_inexact(*ensure_arraylike("heaviside", x1, x2))
+  zero = const_like(x1, 0)
+  return where_(lax.lt(x1, zero), zero,
+                where_(lax.gt(x1, zero), const_like(x1, 1), where_(lax.ne(x1, x1), x1, x2)))
+
+
+@_ufunc("fmax", "maximum, ignoring NaNs", 2, inline=False)
+def fmax(x1, x2, /):
+  return where_(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
+
+
+@_ufunc("fmin", "minimum, ignoring NaNs", 2, inline=False)
+def fmin(x1, x2, /):
+  return where_(logical_or(less(x1, x2), isnan(x2)), x1, x2)
+
+
+@_ufunc("logaddexp", "log(exp(x) + exp(y)), computed stably", 2)
+def logaddexp(x1, x2, /):
+  x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+  amax = lax.max(x1, x2)
+  if _is_complex(x1):
+    # log(e**a + e**b) = amax + log1p(e**(min - amax)), with min - amax = a + b - 2 amax.
+    delta = lax.sub(lax.add(x1, x2), lax.mul(amax, const_like(amax, 2)))
+    out = lax.add(amax, lax.log1p(lax.exp(delta)))
+    return lax.complex(lax.real(out), _wrap_between(lax.imag(out), np.pi))
+  delta = lax.sub(x1, x2)
+  # Where delta is NaN (NaN inputs, or infinities of one sign) the answer is x1 + x2.
+  is_nan = lax.ne(delta, delta)
+  nan_case = lax.add(x1, x2)
+  return lax.select_n(is_nan, lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))),
+                      nan_case)
+
+
+def _wrap_between(x, bound):
+  # x shifted by multiples of 2 * bound into [-bound, bound).
+  period = const_like(x, 2 * bound)
+  rem = lax.rem(lax.add(x, const_like(x, bound)), period)
+  rem = lax.select_n(lax.lt(rem, const_like(rem, 0)), rem, lax.add(rem, period))
+  return lax.sub(rem, const_like(rem, bound))
+
+
+# ----------------------------------------------------------------------------
+# Comparisons
+
+
+def _comparison(name, lax_fn, what):
+  def fn(x, y, /):
+    x, y = promote_args(name, x, y)
+    if _is_complex(x) and lax_fn not in (lax.eq, lax.ne):
+      # Lexicographic order on (real, imag), as NumPy.
+      return lax.select_n(lax.eq(lax.real(x), lax.real(y)),
+                          lax_fn(lax.real(x), lax.real(y)), lax_fn(lax.imag(x), lax.imag(y)))
+    return lax_fn(x, y)
+  return _ufunc(name, what, 2)(fn)
+
+
+equal = _comparison("equal", lax.eq, "test x == y")
+not_equal = _comparison("not_equal", lax.ne, "test x != y")
+less = _comparison("less", lax.lt, "test x < y")
+less_equal = _comparison("less_equal", lax.le, "test x <= y")
+greater = _comparison("greater", lax.gt, "test x > y")
+greater_equal = _comparison("greater_equal", lax.ge, "test x >= y")
+
+
+# ----------------------------------------------------------------------------
+# Logical and bitwise operations
+
+
+def _logical(name, lax_fn, what):
+  def fn(x, y, /):
+    return lax_fn(*map(_to_bool, promote_args(name, x, y)))
+  return _ufunc(name, what, 2)(fn)
+
+
+logical_and = _logical("logical_and", lax.bitwise_and, "logical AND")
+logical_or = _logical("logical_or", lax.bitwise_or, "logical OR")
+logical_xor = _logical("logical_xor", lax.bitwise_xor, "logical XOR")
+
+
+@_ufunc("logical_not", "logical NOT", 1)
+def logical_not(x, /):
+  return lax.bitwise_not(*map(_to_bool, promote_args("logical_not", x)))
+
+
+bitwise_and = _binary("bitwise_and", lax.bitwise_and, promote_args, "bitwise AND")
+bitwise_or = _binary("bitwise_or", lax.bitwise_or, promote_args, "bitwise OR")
+bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor, promote_args, "bitwise XOR")
+bitwise_not = _unary("bitwise_not", lax.bitwise_not, promote_args, "bitwise NOT")
+invert = _unary("invert", lax.bitwise_not, promote_args, "bitwise NOT")
+bitwise_invert = _unary("bitwise_invert", lax.bitwise_not, promote_args, "bitwise NOT")
+left_shift = _binary("left_shift", lax.shift_left, promote_args_numeric, "left shift x << y")
+bitwise_left_shift = _binary("bitwise_left_shift", lax.shift_left, promote_args_numeric,
+                             "left shift x << y")
+
+
+@_ufunc("right_shift", "right shift x >> y (arithmetic for signed integers)", 2)
+def right_shift(x1, x2, /):
+  x1, x2 = promote_args_numeric("right_shift", x1, x2)
+  if dtypes.issubdtype(dtype_of(x1), np.unsignedinteger):
+    return lax.shift_right_logical(x1, x2)
+  return lax.shift_right_arithmetic(x1, x2)
+
+
+bitwise_right_shift = right_shift
+
+
+# The array API's names.
+acos, asin, atan = arccos, arcsin, arctan
+acosh, asinh, atanh, atan2 = arccosh, arcsinh, arctanh, arctan2
+
+
+# ----------------------------------------------------------------------------
+# Rounding and clipping (jnp functions JAX defines as non-inline jits)
+
+
+@jit(static_argnames=("decimals",))
+def round(a, decimals: int = 0, out=None):  # noqa: A001 - NumPy's name
+  """Rounds to `decimals` decimal places, ties to even.
+
+  Args:
+    a: an array or scalar.
+    decimals: number of decimals (negative rounds to tens, hundreds...).
+    out: unsupported; must be None.
+
+  Returns:
+    An array of a's shape and dtype (integers are returned unchanged).
+
+  Raises:
+    NotImplementedError: `out` is given, or integer input with decimals < 0.
+
+  Mirrors `jax.numpy.round`.
+  """
+  a = ensure_arraylike("round", a)
+  decimals = operator.index(decimals)
+  check_no_out("round", out)
+  dtype = dtype_of(a)
+  if _is_int_or_bool(dtype):
     if decimals < 0:
       raise NotImplementedError("integer np.round not implemented for decimals < 0")
-    return x
-  (x,) = promote_dtypes_inexact(x)
-  if decimals == 0:
-    return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
-  factor = lax.convert_element_type(10.0 ** decimals, dtype_of(x), weak_type=True)
-  return lax.div(lax.round(lax.mul(x, factor), lax.RoundingMethod.TO_NEAREST_EVEN), factor)
+    return a
+
+  def round_float(x):
+    if decimals == 0:
+      return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+    x = lax.convert_element_type(x, np.float32) if dtype == np.float16 else x
+    factor = const_like(x, 10 ** decimals)
+    out = lax.div(lax.round(lax.mul(x, factor), lax.RoundingMethod.TO_NEAREST_EVEN), factor)
+    return lax.convert_element_type(out, dtype) if dtype == np.float16 else out
+
+  if _is_complex(a):
+    return lax.complex(round_float(lax.real(a)), round_float(lax.imag(a)))
+  return round_float(a)
 
 
 around = round
+round_ = round
+
+
+@jit
+def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  # noqa: A002
+  """Clips the values of `arr` to the interval [min, max].
+
+  Args:
+    arr: an array or scalar.
+    min: the lower bound (None for no bound); broadcasts against arr.
+    max: the upper bound (None for no bound).
+    a, a_min, a_max: NumPy's deprecated names for the same arguments.
+
+  Returns:
+    An array: ``minimum(max, maximum(min, arr))``.
+
+  Mirrors `jax.numpy.clip`.
+  """
+  if a is not None:
+    arr = a if arr is None else arr
+  if a_min is not None:
+    min = a_min if min is None else min
+  if a_max is not None:
+    max = a_max if max is None else max
+  arr = ensure_arraylike("clip", arr)
+  if _is_complex(arr):
+    raise ValueError("Clip received a complex value either through the input or the min/max "
+                     "keywords. Complex values have no ordering and cannot be clipped. "
+                     "Please convert to a real value or array by taking the real or "
+                     "imaginary components via jax.numpy.real/imag respectively.")
+  if min is not None:
+    arr = maximum(min, arr)
+  if max is not None:
+    arr = minimum(max, arr)
+  return _asarray(arr)

@@ -1,0 +1,484 @@
+"""Array creation: array, asarray, zeros, ones, full, empty, the *_like forms,
+eye, identity, arange and linspace.
+
+A created array is always an `Array` (eagerly) or a tracer (while tracing),
+never a NumPy value: under `jit` a scalar becomes an inline literal of the
+jaxpr and a larger host value a constant, as in JAX.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from xjax._src import core
+from xjax._src import dispatch
+from xjax._src import dtypes
+from xjax._src.array import Array
+from xjax._src.interpreters import partial_eval as pe
+from xjax._src.jit import jit
+from xjax._src.lax import elementwise as lax
+from xjax._src.lax import structural as lax_structural
+from xjax._src.numpy import util
+from xjax._src.numpy.util import concrete_or_error, dtype_of
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _stage(value, device=None):
+  """A host value as an Array, or as a constant of the jaxpr being built."""
+  trace = core.current_trace()
+  if type(trace) is pe.DynamicJaxprTrace and device is None:
+    return trace.new_const(value)
+  return dispatch.device_put_value(value, device)
+
+
+def _check_valid_leaf(leaf) -> None:
+  if isinstance(leaf, (Array, core.Tracer) + _PY_SCALARS):
+    return
+  if leaf is None:
+    raise ValueError("None is not a valid value for jnp.array")
+  value = np.asarray(leaf)
+  if not (value.dtype == np.bool_ or dtypes.issubdtype(value.dtype, np.number)
+          or value.dtype == dtypes.float0):
+    bad = value.flat[0] if value.size else value
+    if isinstance(bad, np.generic):
+      bad = bad.item()
+    raise TypeError(f"Value {bad!r} with dtype {value.dtype} is not a valid JAX array type. "
+                    "Only arrays of numeric types are supported by JAX.")
+
+
+def _leaves(obj) -> list:
+  if isinstance(obj, (list, tuple)):
+    return [leaf for o in obj for leaf in _leaves(o)]
+  return [util._unwrap(obj)]
+
+
+def _contains_tracer(obj) -> bool:
+  if isinstance(obj, (list, tuple)):
+    return any(_contains_tracer(o) for o in obj)
+  return isinstance(obj, core.Tracer)
+
+
+def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin: int = 0,
+          *, device=None):
+  """Creates an array from an array, a scalar, or nested lists/tuples of them.
+
+  Python scalars give weakly typed arrays (when `dtype` is None); a list of
+  Python scalars gives a strongly typed one. NumPy 64-bit values are
+  canonicalized (float64 becomes float32 unless x64 is enabled).
+
+  Args:
+    object: the data: an array, a scalar, or nested lists/tuples of them
+      (which may contain traced values).
+    dtype: the dtype of the result; a 64-bit dtype without x64 warns.
+    copy: whether to copy (a traced input is copied with ``copy_p``).
+    order: only ``"K"`` (or None) is supported.
+    ndmin: minimum number of dimensions (leading 1s added).
+    device: an optional device to commit the result to.
+
+  Returns:
+    An Array (or a tracer, while tracing).
+
+  Raises:
+    TypeError: the data is not numeric.
+    ValueError: nested lists of inhomogeneous shape, or None entries.
+
+  Mirrors `jax.numpy.array`.
+  """
+  if order is not None and order != "K":
+    raise NotImplementedError("Only implemented for order='K'")
+  object = util._unwrap(object)
+  if dtype is None and ndmin == 0 and device is None:
+    if isinstance(object, core.Tracer):
+      return lax._copy(object) if copy and object.to_concrete_value() is None else object
+    if isinstance(object, Array):
+      return object
+    if type(object) in _PY_SCALARS or isinstance(object, (np.ndarray, np.generic)):
+      _check_valid_leaf(object)
+      return _stage(_as_host(object))
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype_supported(dtype, "array")
+  leaves = _leaves(object)
+  for leaf in leaves:
+    _check_valid_leaf(leaf)
+  weak = dtype is None and dtypes.is_weakly_typed(object)
+  if dtype is None:
+    dtype = dtypes.lattice_result_type(*leaves)[0] if leaves else dtypes.default_float_dtype()
+  dtype = dtypes.canonicalize_dtype(dtype)
+  if isinstance(object, (Array, core.Tracer)):
+    out = lax.convert_element_type(object, dtype, weak_type=weak)
+  elif isinstance(object, (list, tuple)) and _contains_tracer(object):
+    out = _stack_nested(object, dtype)
+  else:
+    _check_homogeneous(object)
+    with np.errstate(over="ignore", invalid="ignore"):
+      value = np.asarray(object, dtype=dtype)
+    out = _stage(_as_host(value, weak), device)
+    device = None
+  nd = core.get_aval(out).ndim
+  if ndmin > nd:
+    out = lax_structural.expand_dims(out, tuple(range(ndmin - nd)))
+  if device is not None:
+    out = dispatch.device_put_value(out, device)
+  return out
+
+
+def _as_host(value, weak: bool | None = None):
+  """A host value in its canonical dtype, remembering weak types of Python scalars."""
+  aval = core.get_aval(value)
+  if weak is not None:
+    aval = aval.update_weak_type(weak)
+  return lax.convert_element_type(np.asarray(value), aval.dtype, weak_type=aval.weak_type)
+
+
+def _check_homogeneous(obj) -> tuple:
+  if isinstance(obj, (list, tuple)):
+    inner = {_check_homogeneous(o) for o in obj}
+    if len(inner) > 1:
+      raise ValueError("setting an array element with a sequence. The requested array has an "
+                       "inhomogeneous shape after 1 dimensions. The detected shape was "
+                       f"({len(obj)},) + inhomogeneous part.")
+    return (len(obj), *(inner.pop() if inner else ()))
+  return np.shape(obj)
+
+
+def _stack_nested(obj, dtype):
+  # Each element converted, given a leading unit axis, then concatenated (as JAX does).
+  from xjax._src.lax import structural
+  parts = []
+  for elt in obj:
+    if isinstance(elt, (list, tuple)):
+      elt = _stack_nested(elt, dtype) if _contains_tracer(elt) else array(elt, dtype)
+    else:
+      elt = lax.convert_element_type(util._unwrap(elt), dtype, weak_type=False)
+    parts.append(structural.expand_dims(elt, (0,)))
+  while len(parts) > 16:
+    parts = [structural.concatenate(parts[i:i + 16], 0) for i in range(0, len(parts), 16)]
+  return structural.concatenate(parts, 0)
+
+
+def asarray(a, dtype=None, order: str | None = None, *, copy: bool | None = None, device=None):
+  """Converts `a` to an array, without copying when it already is one.
+
+  Args:
+    a: an array, scalar, or nested lists/tuples of them.
+    dtype: optional dtype of the result.
+    order: only ``"K"`` (or None) is supported.
+    copy: whether to copy; None or False avoids copies.
+    device: an optional device to commit the result to.
+
+  Returns:
+    An Array (or a tracer, while tracing).
+
+  Mirrors `jax.numpy.asarray`.
+  """
+  if order is not None and order != "K":
+    raise NotImplementedError("Only implemented for order='K'")
+  if dtype is None and device is None and isinstance(a, (Array, core.Tracer)):
+    return a
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype_supported(dtype, "asarray")
+  return array(a, dtype=dtype, copy=bool(copy), order=None, device=device)
+
+
+def copy(a, order: str | None = None):
+  """A copy of `a` (mirrors `jax.numpy.copy`)."""
+  util.check_arraylike("copy", a)
+  return array(a, copy=True, order=order)
+
+
+# ----------------------------------------------------------------------------
+# Filled arrays
+
+
+def _canonical_shape(shape, fun_name: str):
+  if isinstance(shape, (list, tuple)):
+    return core.canonicalize_shape(shape)
+  if np.ndim(shape) == 0 and not isinstance(shape, core.Tracer):
+    try:
+      return (operator.index(shape),)
+    except TypeError:
+      raise core._invalid_shape_error((shape,)) from None
+  return core.canonicalize_shape(shape if np.ndim(shape) else (shape,))
+
+
+def _fill(shape, fill_value, dtype, weak: bool, device=None):
+  value = lax.convert_element_type(fill_value, dtype, weak_type=weak)
+  out = lax_structural.broadcast_in_dim_p.bind(value, shape=tuple(shape), broadcast_dimensions=(),
+                                               sharding=None)
+  return dispatch.device_put_value(out, device) if device is not None else out
+
+
+def full(shape, fill_value, dtype=None, *, device=None):
+  """An array of `shape` filled with `fill_value`.
+
+  Args:
+    shape: an int or a sequence of ints.
+    fill_value: a scalar (or an array broadcastable to `shape`).
+    dtype: the result dtype; by default fill_value's (a Python scalar gives
+      a weakly typed result).
+    device: an optional device to commit the result to.
+
+  Returns:
+    An array of `shape`.
+
+  Raises:
+    TypeError: `shape` is not a sequence of concrete integers.
+
+  Mirrors `jax.numpy.full`.
+  """
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype_supported(dtype, "full")
+  util.check_arraylike("full", fill_value)
+  fill_value = util._unwrap(fill_value)
+  if np.ndim(fill_value) if not isinstance(fill_value, core.Tracer) else fill_value.ndim:
+    out = util.broadcast_to(asarray(fill_value, dtype=dtype), shape)
+    return dispatch.device_put_value(out, device) if device is not None else out
+  shape = _canonical_shape(shape, "full")
+  weak = dtype is None and dtypes.is_weakly_typed(fill_value)
+  dtype = dtypes.canonicalize_dtype(dtype_of(fill_value) if dtype is None else dtype)
+  return _fill(shape, fill_value, dtype, weak, device)
+
+
+def _filled(name, fill):
+  def fn(shape, dtype=None, *, device=None):
+    if dtype is not None:
+      dtype = dtypes.check_user_dtype_supported(dtype, name)
+    shape = _canonical_shape(shape, name)
+    dtype = dtypes.default_float_dtype() if dtype is None else dtype
+    return _fill(shape, fill, dtype, False, device)
+  fn.__name__ = fn.__qualname__ = name
+  fn.__doc__ = (f"An array of `shape` filled with {fill}s.\n\n"
+                "  Args:\n    shape: an int or a sequence of ints.\n    dtype: the dtype "
+                "(default float32, or float64 with x64).\n    device: an optional device.\n\n"
+                "  Returns:\n    An array of `shape`.\n\n  Raises:\n    TypeError: `shape` is not "
+                f"a sequence of concrete integers.\n\n  Mirrors `jax.numpy.{name}`.\n  ")
+  return fn
+
+
+zeros = _filled("zeros", 0)
+ones = _filled("ones", 1)
+empty = _filled("empty", 0)  # XLA has no uninitialized memory: empty is zeros, as in JAX
+
+
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+  """An array shaped like `a` (or `shape`) filled with `fill_value`.
+
+  The result is weakly typed when `a` is and `dtype` is not given.
+
+  Mirrors `jax.numpy.full_like`.
+  """
+  util.check_arraylike("full_like", a, fill_value)
+  aval = core.get_aval(util._unwrap(a))
+  weak = dtype is None and aval.weak_type
+  dtype = aval.dtype if dtype is None else dtypes.check_user_dtype_supported(dtype, "full_like")
+  shape = aval.shape if shape is None else _canonical_shape(shape, "full_like")
+  fill_value = util._unwrap(fill_value)
+  if np.ndim(fill_value) if not isinstance(fill_value, core.Tracer) else fill_value.ndim:
+    out = util.broadcast_to(asarray(fill_value, dtype=dtype), shape)
+    return dispatch.device_put_value(out, device) if device is not None else out
+  return _fill(shape, fill_value, dtype, weak, device)
+
+
+def _filled_like(name, fill):
+  def fn(a, dtype=None, shape=None, *, device=None):
+    util.check_arraylike(name, a)
+    return full_like(a, fill, dtype, shape, device=device)
+  fn.__name__ = fn.__qualname__ = name
+  fn.__doc__ = (f"An array shaped like `a` (or `shape`) filled with {fill}s; dtype defaults to "
+                f"a's.\n\n  Mirrors `jax.numpy.{name}`.\n  ")
+  return fn
+
+
+zeros_like = _filled_like("zeros_like", 0)
+ones_like = _filled_like("ones_like", 1)
+empty_like = _filled_like("empty_like", 0)
+
+
+def eye(N, M=None, k=0, dtype=None, *, device=None):
+  """A 2-D array with ones on the k-th diagonal and zeros elsewhere.
+
+  Args:
+    N: number of rows.
+    M: number of columns (default N).
+    k: the diagonal: 0 is the main one, positive above, negative below.
+    dtype: the dtype (default float32).
+    device: an optional device to commit the result to.
+
+  Returns:
+    An array of shape ``(N, M)``.
+
+  Raises:
+    ValueError: negative sizes or a non-scalar `k`.
+
+  Mirrors `jax.numpy.eye`.
+  """
+  from xjax._src.lax import structural
+  dtype = dtypes.check_user_dtype_supported(float if dtype is None else dtype, "eye")
+  n = util.concrete_int(N, "argument of 'N' jnp.eye()")
+  m = n if M is None else util.concrete_int(M, "argument 'M' of jnp.eye()")
+  if n < 0 or m < 0:
+    raise ValueError(f"negative dimensions are not allowed, got {N} and {M}")
+  if isinstance(k, int):
+    k = int(np.clip(k, np.iinfo(np.int32).min, np.iinfo(np.int32).max))
+  offset = util.ensure_arraylike("eye", k)
+  if util.ndim(offset) != 0 or not dtypes.issubdtype(dtype_of(offset), np.integer):
+    raise ValueError(f"k must be a scalar integer; got {k}")
+  index_dtype = dtypes.canonicalize_dtype(dtype_of(offset))
+  i = structural.broadcasted_iota(index_dtype, (n, m), 0)
+  j = structural.broadcasted_iota(index_dtype, (n, m), 1)
+  offset = lax.convert_element_type(offset, index_dtype, weak_type=util.is_weak(offset))
+  out = lax.convert_element_type(lax.eq(lax.add(i, offset), j), dtype)
+  return dispatch.device_put_value(out, device) if device is not None else out
+
+
+def identity(n, dtype=None):
+  """The ``(n, n)`` identity matrix (mirrors `jax.numpy.identity`)."""
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype_supported(dtype, "identity")
+  return eye(n, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------
+# Ranges
+
+
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
+  """Evenly spaced values in the half-open interval [start, stop).
+
+  ``arange(n)`` is ``[0, 1, ..., n-1]``. The bounds must be concrete: the
+  length of the result is part of its type.
+
+  Args:
+    start: the first value (or, alone, the stop value).
+    stop: the end of the interval (excluded).
+    step: the spacing (default 1).
+    dtype: the dtype; by default inferred from the bounds (int32 for ints).
+    device: an optional device to commit the result to.
+
+  Returns:
+    A 1-D array.
+
+  Raises:
+    ConcretizationTypeError: a bound is traced (e.g. under `jit`).
+    ValueError: a bound is not a scalar, or is complex.
+
+  Mirrors `jax.numpy.arange`.
+  """
+  from xjax._src.lax import structural
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype_supported(dtype, "arange")
+  for pos, v in enumerate((start, stop, step)):
+    if v is not None and not util.is_arraylike(v):
+      raise TypeError(f"arange requires ndarray, scalar, or None arguments, got {type(v)} "
+                      f"at position {pos}.")
+  start_name = "stop" if stop is None and step is None else "start"
+  start = concrete_or_error(start, f"It arose in the jnp.arange argument '{start_name}'")
+  stop = concrete_or_error(stop, "It arose in the jnp.arange argument 'stop'")
+  step = concrete_or_error(step, "It arose in the jnp.arange argument 'step'")
+  for name, val in ((start_name, start), ("stop", stop), ("step", step)):
+    if val is not None and np.ndim(val) != 0:
+      raise ValueError(f"jax.numpy.arange: arguments must be scalars; got {name}={val}")
+  bounds = [x for x in (start, stop, step) if x is not None]
+  if dtype is None:
+    dtype = dtypes.result_type(*bounds)
+  if any(np.iscomplexobj(x) for x in bounds):
+    raise ValueError("Passing complex start/stop/step to jnp.arange is no longer supported"
+                     " starting in JAX v0.10.0.")
+  start, stop, step = (None if x is None else np.asarray(x).item() for x in (start, stop, step))
+  if stop is None:
+    start, stop = 0, start
+  if step is not None:
+    if step == 0:
+      raise ValueError("arange has step == 0")
+    working = (np.dtype(np.float32) if dtypes.issubdtype(dtype, np.floating)
+               and dtypes.finfo(dtype).bits < 32 else dtype)
+    size = max(0, int(np.ceil((stop - start) / step)))
+    ramp = lax.mul(lax.convert_element_type(step, working),
+                   structural.broadcasted_iota(working, (size,), 0))
+    out = lax.convert_element_type(lax.add(lax.convert_element_type(start, working), ramp), dtype)
+  elif start == 0:
+    out = structural.broadcasted_iota(dtype, (max(0, int(np.ceil(stop))),), 0)
+  else:
+    size = max(0, int(np.ceil(stop - start)))
+    out = lax.add(lax.convert_element_type(start, dtype),
+                  structural.broadcasted_iota(dtype, (size,), 0))
+  return dispatch.device_put_value(out, device) if device is not None else out
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype=None, axis: int = 0, *, device=None):
+  """`num` evenly spaced values from `start` to `stop` (inclusive when `endpoint`).
+
+  Args:
+    start, stop: the bounds (scalars or broadcastable arrays).
+    num: the number of values (concrete).
+    endpoint: whether `stop` is the last value.
+    retstep: also return the spacing.
+    dtype: the dtype (default: the bounds' inexact dtype).
+    axis: where the new axis goes when the bounds are arrays.
+    device: an optional device to commit the result to.
+
+  Returns:
+    An array (and the step, if `retstep`).
+
+  Raises:
+    ValueError: `num` is negative.
+
+  Mirrors `jax.numpy.linspace`.
+  """
+  num = util.concrete_int(num, "'num' argument of jnp.linspace")
+  axis = util.concrete_int(axis, "'axis' argument of jnp.linspace")
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype_supported(dtype, "linspace")
+  out = _linspace(start, stop, num, endpoint, retstep, dtype, axis)
+  if device is not None:
+    out = (dispatch.device_put_value(out[0], device), out[1]) if retstep else \
+        dispatch.device_put_value(out, device)
+  return out
+
+
+@jit(static_argnames=("num", "endpoint", "retstep", "dtype", "axis"))
+def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
+  from xjax._src.lax import structural
+  if num < 0:
+    raise ValueError(f"Number of samples, {num}, must be non-negative.")
+  start, stop = util.ensure_arraylike("linspace", start, stop)
+  if dtype is None:
+    dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+  dtype = dtypes.canonicalize_dtype(dtype)
+  work = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(dtype))
+  start = lax.convert_element_type(start, work)
+  stop = lax.convert_element_type(stop, work)
+  bounds_shape = list(util.broadcast_shapes(util.shape(start), util.shape(stop)))
+  b_start = util.broadcast_to(start, bounds_shape)
+  b_stop = util.broadcast_to(stop, bounds_shape)
+  axis = len(bounds_shape) + axis + 1 if axis < 0 else axis
+  bounds_shape.insert(axis, 1)
+  div = (num - 1) if endpoint else num
+  if num > 1:
+    delta = lax.div(lax.sub(stop, start), np.array(div, work))
+    iota_shape = [1] * len(bounds_shape)
+    iota_shape[axis] = div
+    real = dtypes.finfo(work).dtype
+    step = lax.div(lax_structural.reshape(structural.iota(real, div), iota_shape),
+                   np.array(div, real))
+    step = lax.convert_element_type(step, work)
+    start_part = lax_structural.reshape(b_start, bounds_shape)
+    out = lax.add(lax.mul(start_part, lax.sub(np.array(1, work), step)),
+                  lax.mul(lax_structural.reshape(b_stop, bounds_shape), step))
+    if endpoint:
+      out = structural.concatenate([out, structural.expand_dims(b_stop, (axis,))], axis)
+  elif num == 1:
+    delta = np.array(np.nan, work) if endpoint else lax.sub(stop, start)
+    out = lax_structural.reshape(b_start, bounds_shape)
+  else:
+    empty_shape = list(util.broadcast_shapes(util.shape(start), util.shape(stop)))
+    empty_shape.insert(axis, 0)
+    delta = np.array(np.nan, work)
+    out = _fill(empty_shape, 0, work, False)
+  if dtypes.issubdtype(dtype, np.integer) and not dtypes.issubdtype(dtype_of(out), np.integer):
+    out = lax.floor(out)
+  out = lax.convert_element_type(out, dtype)
+  return (out, delta) if retstep else out

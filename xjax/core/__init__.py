@@ -1,0 +1,15 @@
+"""Core data structures (mirrors the public parts of `jax.core`)."""
+from xjax._src.core import (
+    ClosedJaxpr as ClosedJaxpr,
+    Jaxpr as Jaxpr,
+    JaxprEqn as JaxprEqn,
+    Literal as Literal,
+    Primitive as Primitive,
+    ShapedArray as ShapedArray,
+    Trace as Trace,
+    Tracer as Tracer,
+    Var as Var,
+    eval_jaxpr as eval_jaxpr,
+    get_aval as get_aval,
+    jaxpr_as_fun as jaxpr_as_fun,
+)
