@@ -15,12 +15,20 @@ from xjax._src.api import (ShapeDtypeStruct as ShapeDtypeStruct,
                            local_device_count as local_device_count,
                            local_devices as local_devices, make_jaxpr as make_jaxpr,
                            process_count as process_count, process_index as process_index)
+from xjax._src.api import (grad as grad, hessian as hessian, jacfwd as jacfwd,
+                           jacobian as jacobian, jacrev as jacrev, jvp as jvp,
+                           linearize as linearize, value_and_grad as value_and_grad, vjp as vjp)
+from xjax._src.checkpoint import (checkpoint as checkpoint,
+                                  checkpoint_policies as checkpoint_policies, remat as remat)
 from xjax._src.core import ShapedArray as ShapedArray
+from xjax._src.custom_derivatives import (closure_convert as closure_convert,
+                                          custom_jvp as custom_jvp, custom_vjp as custom_vjp)
 
 from xjax import core as core
 from xjax import dtypes as dtypes
 from xjax import errors as errors
 from xjax import lax as lax
+from xjax import nn as nn
 from xjax import numpy as numpy
 from xjax import tree as tree
 from xjax import tree_util as tree_util

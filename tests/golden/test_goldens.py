@@ -36,8 +36,6 @@ REPRS = _load("reprs.json")
 # Cases whose feature is not built yet (issue numbers in the closing notes).
 NOT_YET: set[str] = {
     'cond_non_scalar_pred',
-    'grad_int_input',
-    'grad_non_scalar_output',
     'prng_key_legacy',
     'scan_carry_shape_mismatch',
     'seed_cond_false',
@@ -47,7 +45,6 @@ NOT_YET: set[str] = {
     'seed_random_split',
     'seed_random_split_subkey_normal',
     'seed_while_loop',
-    'tracer_grad',
     'tracer_vmap',
     'vmap_in_axes_out_of_range',
     'vmap_inconsistent_sizes',

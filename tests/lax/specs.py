@@ -456,6 +456,13 @@ def convert_values(rng):
   return maker
 
 
+def whole_number(low, high):
+  """Whole numbers in [low, high) in any dtype (polygamma's order m)."""
+  def factory(rng):
+    return jtu.rand_int(rng, low, high)
+  return factory
+
+
 def which_maker(n_cases):
   def factory(rng):
     def maker(shape, dtype):
@@ -529,7 +536,7 @@ ELEMENTWISE = [
           tol=T, grad_order=2),
     unary("cbrt", wide(np.cbrt), FLOATS, tol=T, grad_order=2),
     unary("abs", native(np.abs, to_real), SIGNED + INEXACT,
-          by_dtype(f=special, c=default, i=full_range), tol=T, grad_order=1),
+          by_dtype(f=special, c=default, i=full_range), tol=T, grad_order=2),
     unary("sign", wide(ref_sign), NUMERIC, by_dtype(f=special, c=default, i=full_range,
                                                      u=full_range)),
     unary("erf", wide(scipy.special.erf), FLOATS, tol=T, grad_order=2),
@@ -538,7 +545,7 @@ ELEMENTWISE = [
           grad_order=2),
     unary("lgamma", wide(scipy.special.gammaln), FLOATS, not_int, tol=LOOSE_TOL, grad_order=2),
     unary("digamma", wide(scipy.special.digamma), FLOATS, not_int,
-          tol={**LOOSE_TOL, F32: 5e-4}, grad_order=1),
+          tol={**LOOSE_TOL, F32: 5e-4}, grad_order=2),
     unary("bitwise_not", native(np.invert), INTS + (BOOL,), by_dtype(i=full_range, u=full_range,
                                                                        b=boolean),
           prim=lax.not_p),
@@ -567,6 +574,9 @@ ELEMENTWISE = [
          grad_order=2, linear=(0,), weak_args=(0,)),
     Spec("copy", lax.copy_p, lax_elementwise._copy, native(np.copy), (arith,), EVERY,
          configs(*UNARY_SHAPES), grad_order=2, linear=(0,)),
+    # The identity with a zero derivative (so no finite-difference check: grad_order 0).
+    Spec("stop_gradient", lax.stop_gradient_p, lax.stop_gradient_p.bind, native(np.copy),
+         (arith,), EVERY, configs(*UNARY_SHAPES)),
 
     binary("add", wide(np.add), NUMERIC, (arith, arith), grad_order=2, linear=(0, 1)),
     binary("sub", wide(np.subtract), NUMERIC, (arith, arith), grad_order=2, linear=(0, 1)),
@@ -577,7 +587,7 @@ ELEMENTWISE = [
            tol=T, grad_order=2, linear=(0,)),
     binary("rem", wide(ref_rem), FLOATS + INTS,
            (by_dtype(f=default, i=full_range, u=full_range),
-            by_dtype(f=nonzero, i=small_int, u=small_int)), tol=T, grad_order=1),
+            by_dtype(f=nonzero, i=small_int, u=small_int)), tol=T, grad_order=2),
     # Complex max/min order lexicographically (NumPy's order too); NaN excluded there.
     binary("max", native(np.maximum), EVERY, (arith, arith), grad_order=1),
     binary("min", native(np.minimum), EVERY, (arith, arith), grad_order=1),
@@ -585,6 +595,11 @@ ELEMENTWISE = [
            (by_dtype(f=special, c=uniform(0.2, 1)), by_dtype(f=special, c=uniform(0.2, 1))),
            tol=T, grad_order=2),
     binary("nextafter", native(np.nextafter), FLOATS, (special, special)),
+    # Not differentiable in the order m (JAX raises): derivatives in x are checked in
+    # tests/lax/test_ad_rules.py (and through digamma's).
+    binary("polygamma", wide(lambda m, x: scipy.special.polygamma(m.astype(np.int64), x)),
+           FLOATS, (whole_number(0, 4), not_int), tol={**LOOSE_TOL, F32: 5e-4, F16: 3e-2},
+           shapes=tuple((s, s) for s in jtu.ALL_SHAPES) + (((), (3,)), ((1, 3), (2, 3)))),
     binary("bitwise_and", native(np.bitwise_and), INTS + (BOOL,), (arith, arith),
            prim=lax.and_p),
     binary("bitwise_or", native(np.bitwise_or), INTS + (BOOL,), (arith, arith), prim=lax.or_p),
@@ -624,7 +639,7 @@ ELEMENTWISE = [
          (which_maker(3), arith, arith, arith), (F32, I32, BOOL),
          configs(((2, 3),) * 4, ((),) * 4, ((0,),) * 4, ((), (3,), (3,), (3,))),
          arg_dtypes=lambda d: (I32, d, d, d), weak_args=(1, 2, 3), check_rejects=False,
-         grad_order=2),
+         grad_order=2, linear=(1, 2, 3)),
     Spec("select_n_uint8_predicate", lax.select_n_p, lax.select_n,
          lambda which, *cases: ref_select_n(which, *cases),
          (which_maker(2), arith, arith), (F32,), configs(((4,),) * 3),
@@ -636,7 +651,7 @@ CONVERSIONS = [
     Spec("convert_element_type", lax.convert_element_type_p, lax.convert_element_type,
          ref_convert_element_type, (convert_values,), EVERY,
          configs(*UNARY_SHAPES, params=[{"new_dtype": d} for d in ALL_DTYPES]),
-         weak_args=None, check_rejects=False, grad_order=1, linear=(0,)),
+         weak_args=None, check_rejects=False, grad_order=2, linear=(0,)),
     Spec("bitcast_convert_type", lax.bitcast_convert_type_p, lax.bitcast_convert_type,
          ref_bitcast_convert_type, (by_dtype(f=default, c=default, other=full_range),),
          (F32, F16, BF16, I8, I16, I32, U8, U32), configs(*UNARY_SHAPES),

@@ -77,3 +77,63 @@ def test_spec_fun_binds_its_primitive(spec):
   params = spec.params_for(config, dtype)
   closed = xjax.make_jaxpr(lambda *a: spec.fun(*a, **params))(*args)
   assert spec.primitive in set(_eqn_primitives(closed.jaxpr)), str(closed)
+
+
+# ----------------------------------------------------------------------------
+# Derivative rules: the slots a spec's grad_order and linear fields call for
+
+
+def _specs_of(primitive):
+  return [s for s in specs.SPECS if s.primitive is primitive]
+
+
+@pytest.mark.parametrize("primitive", PRIMITIVES)
+def test_differentiable_primitive_has_a_jvp_rule(primitive):
+  """A spec with grad_order > 0 (a derivative to check) needs the primitive's jvp rule."""
+  orders = {s.name: s.grad_order for s in _specs_of(primitive) if s.grad_order > 0}
+  assert not orders or primitive.jvp is not None, (
+      f"primitive '{primitive.name}' has grad_order {orders} in specs.py but no jvp rule")
+
+
+@pytest.mark.parametrize("primitive", PRIMITIVES)
+def test_linear_primitive_has_a_transpose_rule(primitive):
+  linear = {s.name: s.linear for s in _specs_of(primitive) if s.linear}
+  assert not linear or primitive.transpose is not None, (
+      f"primitive '{primitive.name}' is linear in {linear} in specs.py but has no transpose rule")
+
+
+def _has_non_inexact_result(spec) -> bool:
+  """Whether the spec's primitive gives an integer or bool result from array operands."""
+  if not spec.makers:
+    return False
+  general = [c for c in spec.configs if c.kind == "general"] or list(spec.configs[:1])
+  by_params = {repr(sorted(c.params.items())): c for c in reversed(general)}
+  for config in by_params.values():
+    for dtype in spec.dtypes:
+      params = spec.params_for(config, dtype)
+      if specs.x64_dtype(dtype) or any(specs.x64_dtype(v) for v in params.values()
+                                       if isinstance(v, np.dtype)):
+        continue
+      args = spec.make_args(np.random.default_rng(0), config, dtype)
+      structs = xjax.eval_shape(lambda *a: spec.fun(*a, **params), *args)
+      if any(np.dtype(s.dtype).kind in "biu" for s in xjax.tree_util.tree_leaves(structs)):
+        return True
+  return False
+
+
+INTEGER_RESULT_PRIMITIVES = [p for p in PRIMITIVES
+                             if any(map(_has_non_inexact_result, _specs_of(p.values[0])))]
+
+
+def test_integer_result_primitives_are_found():
+  names = {p.values[0].name for p in INTEGER_RESULT_PRIMITIVES}
+  assert {"eq", "lt", "is_finite", "population_count", "convert_element_type"} <= names
+
+
+@pytest.mark.parametrize("primitive", INTEGER_RESULT_PRIMITIVES)
+def test_integer_result_primitive_has_a_zero_jvp_rule(primitive):
+  """Integer and bool results have float0 tangents, but the rule must exist: a float
+  operand's tangent reaches it (comparisons, is_finite, conversions to int)."""
+  assert primitive.jvp is not None, (
+      f"primitive '{primitive.name}' has integer or bool results but no jvp rule "
+      "(use ad.defjvp_zero)")

@@ -71,7 +71,10 @@ class Array:
     """The values as a read-only NumPy array (copied from the device once)."""
     if self._npy is None:
       self._check_alive()
-      self._npy = backend.to_numpy(self._buf)
+      if self.aval.dtype == dtypes.float0:  # stored as bool zeros on the device
+        self._npy = np.zeros(self.aval.shape, dtypes.float0)
+      else:
+        self._npy = backend.to_numpy(self._buf)
     return self._npy
 
   def _check_alive(self):

@@ -62,8 +62,18 @@ def platform() -> str:
 _DLPACK_KINDS = frozenset("biufc")
 
 
+def _is_float0(dtype) -> bool:
+  return dtype.kind == "V" and dtype.names == ("float0",)
+
+
 def transfer_to_device(x: np.ndarray, device):
-  """Copies a NumPy array to `device`; returns a single-device buffer."""
+  """Copies a NumPy array to `device`; returns a single-device buffer.
+
+  float0 values (tangents of integers) carry no data: they travel as bool zeros,
+  as JAX lowers them.
+  """
+  if _is_float0(x.dtype):
+    x = np.zeros(x.shape, np.bool_)
   if x.dtype.kind not in _DLPACK_KINDS or x.dtype.name == "bfloat16":
     carrier = np.array(x, order="C").view(np.dtype(f"uint{8 * x.dtype.itemsize}"))
     buf = _jax.dlpack_managed_tensor_to_buffer(carrier.__dlpack__(), device, None)
@@ -108,7 +118,16 @@ def compile_module(mlir_text: str, device, host_callbacks=()):
 def result_handlers(avals, device, committed: bool) -> list:
   """Handlers turning an execution's outputs into buffers (one per output aval)."""
   sharding = _jax.SingleDeviceSharding(device)
-  return [_jax.array_result_handler(a, sharding, committed, _skip_checks=True) for a in avals]
+  return [_jax.array_result_handler(_BoolAval(a) if _is_float0(a.dtype) else a, sharding,
+                                    committed, _skip_checks=True) for a in avals]
+
+
+class _BoolAval:
+  """The aval jaxlib sees for a float0 output: bool of the same shape."""
+  __slots__ = ("shape", "dtype", "weak_type")
+
+  def __init__(self, aval):
+    self.shape, self.dtype, self.weak_type = aval.shape, np.dtype(np.bool_), False
 
 
 def execute(executable, buffers, handlers):

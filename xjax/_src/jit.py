@@ -67,6 +67,59 @@ def _jit_lowering(ctx, *args, jaxpr, name, **_):
   return ctx.call(jaxpr, name, args)
 
 
+def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, inline, keep_unused):
+  from xjax._src.interpreters import ad
+  nonzeros = [type(t) is not ad.Zero for t in tangents]
+  jvp_jaxpr = _jvp_jaxpr_cached(jaxpr, tuple(nonzeros))
+  nz_tangents = [t for t, nz in zip(tangents, nonzeros) if nz]
+  n = len(primals) + len(nz_tangents)
+  outs = jit_p.bind(*primals, *nz_tangents, jaxpr=jvp_jaxpr, name=f"jvp({name})",
+                    donated_invars=(False,) * n, inline=inline, keep_unused=keep_unused)
+  n_out = len(jaxpr.out_avals)
+  return outs[:n_out], outs[n_out:]
+
+
+_jvp_jaxprs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _jvp_jaxpr_cached(jaxpr, nonzeros):
+  from xjax._src.interpreters import ad
+  per = _jvp_jaxprs.setdefault(jaxpr, {})
+  if nonzeros not in per:
+    per[nonzeros] = ad.jvp_jaxpr(jaxpr, nonzeros)
+  return per[nonzeros]
+
+
+def _jit_partial_eval(trace, args, unknowns, *, jaxpr, name, donated_invars, inline,
+                      keep_unused):
+  known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr(jaxpr, unknowns)
+  known_args = [a for a, u in zip(args, unknowns) if not u]
+  with core.set_current_trace(trace.parent_trace):
+    known_outs = jit_p.bind(*known_args, jaxpr=known, name=name,
+                            donated_invars=(False,) * len(known_args), inline=inline,
+                            keep_unused=keep_unused)
+  n_known = len(known_outs) - num_res
+  residuals = known_outs[n_known:]
+  unknown_args = [a for a, u in zip(args, unknowns) if u]
+  staged_args = [*residuals, *unknown_args]
+  unknown_outs = trace.stage(jit_p, staged_args, dict(
+      jaxpr=unknown, name=name, donated_invars=(False,) * len(staged_args), inline=inline,
+      keep_unused=keep_unused))
+  known_iter, unknown_iter = iter(known_outs[:n_known]), iter(unknown_outs)
+  return [next(unknown_iter) if u else next(known_iter) for u in out_unknowns]
+
+
+def _jit_transpose(cts, *args, jaxpr, name, **_):
+  from xjax._src.interpreters import ad
+  cts_in = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, args, cts)
+  return cts_in
+
+
+jit_p.def_jvp(_jit_jvp)
+jit_p.partial_eval = _jit_partial_eval
+jit_p.def_transpose(_jit_transpose)
+
+
 def _jit_pp_eqn(eqn, context):
   params = dict(eqn.params)
   jaxpr = params["jaxpr"].jaxpr

@@ -23,6 +23,7 @@ from xjax._src.lax.elementwise import (
     lt_p as lt_p, max as max, max_p as max_p, min as min, min_p as min_p, mul as mul, mul_p as mul_p,
     ne as ne, ne_p as ne_p, neg as neg, neg_p as neg_p, nextafter as nextafter,
     nextafter_p as nextafter_p, not_p as not_p, or_p as or_p,
+    polygamma as polygamma, polygamma_p as polygamma_p,
     population_count as population_count, population_count_p as population_count_p, pow as pow,
     pow_p as pow_p, real as real, real_p as real_p, reduce_precision as reduce_precision,
     reduce_precision_p as reduce_precision_p, rem as rem, rem_p as rem_p, round as round,
@@ -135,3 +136,5 @@ from xjax._src.lax.sorting import (
 from xjax._src.lax.dot import (
     Precision as Precision, dot as dot, dot_general as dot_general, dot_general_p as dot_general_p,
 )
+from xjax._src.lax.ad_util import stop_gradient as stop_gradient
+from xjax._src.interpreters.ad import stop_gradient_p as stop_gradient_p

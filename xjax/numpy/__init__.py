@@ -9,7 +9,7 @@ from xjax._src.numpy.creation import (
 from xjax._src.numpy.indexing import take as take, take_along_axis as take_along_axis
 from xjax._src.numpy.lax_numpy import (
     allclose as allclose, argwhere as argwhere, array_equal as array_equal,
-    array_equiv as array_equiv, array_split as array_split, atleast_1d as atleast_1d,
+    array_equiv as array_equiv, array_split as array_split, bincount as bincount, atleast_1d as atleast_1d,
     atleast_2d as atleast_2d, atleast_3d as atleast_3d, broadcast_arrays as broadcast_arrays,
     broadcast_shapes as broadcast_shapes, broadcast_to as broadcast_to, can_cast as can_cast,
     column_stack as column_stack, concat as concat, concatenate as concatenate,
@@ -44,7 +44,7 @@ from xjax._src.numpy.scalar_types import (
 )
 from xjax._src.numpy.sorting import argsort as argsort, sort as sort
 from xjax._src.numpy.tensor_contractions import (
-    dot as dot, inner as inner, matmul as matmul, outer as outer, tensordot as tensordot,
+    dot as dot, einsum as einsum, inner as inner, matmul as matmul, outer as outer, tensordot as tensordot,
     vdot as vdot,
 )
 from xjax._src.numpy.ufuncs import (

@@ -51,6 +51,8 @@ def instantiate_zeros(t):
 
 
 def _add_any_abstract_eval(x, y):
+  # Tangents of one value always share its aval: add_any never broadcasts.
+  assert x.shape == y.shape and x.dtype == y.dtype, ("internal: add_any of", x, y)
   return core.ShapedArray(x.shape, x.dtype, x.weak_type and y.weak_type)
 
 
@@ -62,6 +64,26 @@ add_any_p.def_abstract_eval(_add_any_abstract_eval)
 def _add_any_lowering(ctx, x, y):
   op = "stablehlo.or" if ctx.avals_in[0].dtype == np.bool_ else "stablehlo.add"
   return ctx.op1(op, [x, y], hlo.aval_type(ctx.avals_out[0]))
+
+
+def _add_any_jvp(primals, tangents):
+  t_x, t_y = tangents
+  return add_any_p.bind(*primals), add_tangents(t_x, t_y)
+
+
+add_any_p.def_jvp(_add_any_jvp)
+add_any_p.def_transpose(lambda ct, x, y: [ct, ct])
+
+
+def _stop_gradient_jvp(primals, tangents):
+  (x,) = primals
+  return stop_gradient_p.bind(x), Zero.from_primal_value(x)
+
+
+stop_gradient_p = core.Primitive("stop_gradient")
+stop_gradient_p.def_abstract_eval(lambda x: x)
+stop_gradient_p.def_jvp(_stop_gradient_jvp)
+stop_gradient_p.def_lowering(lambda ctx, x: x)
 
 
 def add_tangents(x, y):
@@ -310,6 +332,37 @@ def defjvp_zero(primitive):
     return out, (zeros if primitive.multiple_results else zeros[0])
   primitive.def_jvp(rule)
   return rule
+
+
+def defjvp2(primitive, *jvp_rules):
+  """As `defjvp`, with the primal output passed too: `rule(t_i, ans, *primals, **params)`."""
+  def rule(primals, tangents, **params):
+    primal_out = primitive.bind(*primals, **params)
+    tangent_out = Zero(core.get_aval(primal_out).to_tangent_aval())
+    for fn, t in zip(jvp_rules, tangents):
+      if fn is not None and type(t) is not Zero:
+        tangent_out = add_tangents(tangent_out, fn(t, primal_out, *primals, **params))
+    return primal_out, tangent_out
+  primitive.def_jvp(rule)
+  return rule
+
+
+def defbilinear(primitive, lhs_transpose, rhs_transpose):
+  """A primitive linear in each of its two arguments separately (mul, dot_general).
+
+  The jvp is ``f(x_dot, y) + f(x, y_dot)``; `lhs_transpose(ct, x, y, **params)`
+  gives the cotangent of an undefined x (y known), `rhs_transpose` that of y.
+  """
+  defjvp(primitive, lambda x_dot, x, y, **params: primitive.bind(x_dot, y, **params),
+         lambda y_dot, x, y, **params: primitive.bind(x, y_dot, **params))
+
+  def transpose(ct, x, y, **params):
+    assert is_undefined_primal(x) != is_undefined_primal(y), (
+        f"internal: {primitive.name} transposed in both or neither argument", x, y)
+    if is_undefined_primal(x):
+      return [lhs_transpose(ct, x, y, **params), None]
+    return [None, rhs_transpose(ct, x, y, **params)]
+  primitive.def_transpose(transpose)
 
 
 def deflinear(primitive, transpose_rule):

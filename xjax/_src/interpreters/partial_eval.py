@@ -207,9 +207,61 @@ class PartialEvalTrace(DynamicJaxprTrace):
     super().__init__(debug_info)
     self.parent_trace = parent_trace
 
+  def is_unknown(self, x) -> bool:
+    return isinstance(x, DynamicJaxprTracer) and x._trace.tag is self.tag
+
   def process_primitive(self, primitive, args, params):
-    tag = self.tag
-    if not any(isinstance(x, DynamicJaxprTracer) and x._trace.tag is tag for x in args):
+    unknowns = [self.is_unknown(x) for x in args]
+    if not any(unknowns):
       with core.set_current_trace(self.parent_trace):
         return primitive.bind(*args, **params)
+    rule = getattr(primitive, "partial_eval", None)
+    if rule is not None:
+      return rule(self, args, unknowns, **params)
     return super().process_primitive(primitive, args, params)
+
+  def stage(self, primitive, args, params):
+    """Records `primitive` on `args` (known ones become residual constants)."""
+    return DynamicJaxprTrace.process_primitive(self, primitive, args, params)
+
+
+def partial_eval_jaxpr(closed: core.ClosedJaxpr, unknowns, instantiate=False):
+  """Splits `closed` into a known and an unknown part.
+
+  Args:
+    closed: the jaxpr.
+    unknowns: one bool per input: whether its value is unknown.
+    instantiate: True (or one bool per output) forces outputs to be unknown.
+
+  Returns:
+    (known, unknown, out_unknowns, num_res): `known` maps the known inputs to
+    (known outputs..., residuals...); `unknown` maps (residuals..., unknown
+    inputs...) to the unknown outputs.
+  """
+  in_avals = closed.in_avals
+  known_avals = [a for a, u in zip(in_avals, unknowns) if not u]
+  unknown_avals = [a for a, u in zip(in_avals, unknowns) if u]
+  n_out = len(closed.out_avals)
+  force = [instantiate] * n_out if isinstance(instantiate, bool) else list(instantiate)
+  store = {}
+
+  def known_fun(*known_args):
+    trace = PartialEvalTrace(core.current_trace())
+    unknown_args = iter([trace.new_arg(a) for a in unknown_avals])
+    known_iter = iter(known_args)
+    args = [next(unknown_args) if u else next(known_iter) for u in unknowns]
+    with core.set_current_trace(trace):
+      try:
+        outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+      finally:
+        trace.invalidate()
+    out_unknowns = [trace.is_unknown(o) or f for o, f in zip(outs, force)]
+    staged = trace.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
+    store["out_unknowns"] = out_unknowns
+    store["staged"] = staged
+    return [*(o for o, u in zip(outs, out_unknowns) if not u), *staged.consts]
+
+  known = trace_to_jaxpr(known_fun, known_avals)
+  staged = store["staged"]
+  unknown, _ = convert_constvars_jaxpr(core.ClosedJaxpr(staged.jaxpr, staged.consts))
+  return known, unknown, store["out_unknowns"], len(staged.consts)

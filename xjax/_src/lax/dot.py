@@ -6,6 +6,9 @@ import numpy as np
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
+from xjax._src.interpreters import ad
+from xjax._src.lax.elementwise import _coerce_scalars, convert_element_type
+from xjax._src.lax.structural import transpose
 from xjax._src.lax.utils import standard_primitive
 
 
@@ -43,7 +46,6 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 
   Mirrors `jax.lax.dot_general`.
   """
-  from xjax._src.lax.elementwise import _coerce_scalars
   lhs, rhs = _coerce_scalars(lhs, rhs)
   if preferred_element_type is not None:
     preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
@@ -116,6 +118,46 @@ def _dot_general_dtype(lhs_dtype, rhs_dtype, preferred_element_type):
   return preferred_element_type
 
 
+def _ndim(x):
+  return x.aval.ndim if ad.is_undefined_primal(x) else core.get_aval(x).ndim
+
+
+def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision,
+                               preferred_element_type, out_sharding, swap_ans=False):
+  """The cotangent of lhs `x`: ct contracted with y over y's free and batch dims.
+
+  ct's dims are (batch, x free, y free), or (batch, y free, x free) when
+  `swap_ans` (this rule serving as the rhs transpose). Contracting ct with y
+  leaves (batch, x free, y's contracting dims in y's order); a transpose puts
+  those back where x had them.
+  """
+  (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+  x_free = [i for i in range(_ndim(x)) if i not in x_contract and i not in x_batch]
+  y_free = [i for i in range(_ndim(y)) if i not in y_contract and i not in y_batch]
+  n_batch = len(x_batch)
+  first_y = n_batch if swap_ans else n_batch + len(x_free)
+  ct_y_free = tuple(range(first_y, first_y + len(y_free)))
+  dims = ((ct_y_free, tuple(y_free)), (tuple(range(n_batch)), tuple(y_batch)))
+  # y's contracting dims come out in increasing order; each matches one x dim.
+  x_contract_by_y = [x_contract[k] for k in np.argsort(y_contract, kind="stable")]
+  produced = [*x_batch, *x_free, *x_contract_by_y]
+  out = dot_general_p.bind(ct, y, dimension_numbers=dims, precision=precision,
+                           preferred_element_type=preferred_element_type, out_sharding=None)
+  x_ct = transpose(out, tuple(int(i) for i in np.argsort(produced, kind="stable")))
+  if core.get_aval(x_ct).dtype != x.aval.dtype:
+    x_ct = convert_element_type(x_ct, x.aval.dtype, weak_type=x.aval.weak_type)
+  return x_ct
+
+
+def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, precision,
+                               preferred_element_type, out_sharding):
+  (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+  swapped = ((y_contract, x_contract), (y_batch, x_batch))
+  return _dot_general_transpose_lhs(ct, y, x, dimension_numbers=swapped, precision=precision,
+                                    preferred_element_type=preferred_element_type,
+                                    out_sharding=out_sharding, swap_ans=True)
+
+
 def _dot_general_pp(params):
   (lc, rc), (lb, rb) = params["dimension_numbers"]
   shown = {k: v for k, v in params.items() if v is not None and k != "out_sharding"}
@@ -153,6 +195,8 @@ def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers, precision,
 
 dot_general_p = standard_primitive("dot_general", _dot_general_abstract_eval,
                                    _dot_general_lowering, pp_params=_dot_general_pp)
+# Bilinear: d (x . y) = x_dot . y + x . y_dot.
+ad.defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):

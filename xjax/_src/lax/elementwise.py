@@ -17,8 +17,9 @@ import numpy as np
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
-from xjax._src.lax.utils import (check_dtype_kind, drop_none_params, emit_elementwise,
-                                 naryop_abstract_eval, standard_primitive)
+from xjax._src.interpreters import ad
+from xjax._src.lax.utils import (broadcasting_shape, check_dtype_kind, drop_none_params,
+                                 emit_elementwise, naryop_abstract_eval, standard_primitive)
 
 _PY_SCALARS = (int, float, complex, bool)
 
@@ -47,6 +48,71 @@ def _real_dtype(dtype):
 
 def _to_bool(dtype):
   return np.dtype(bool)
+
+
+# ----------------------------------------------------------------------------
+# Constants and shape helpers for the derivative rules
+
+
+def _dtype(x):
+  return core.get_aval(x).dtype
+
+
+def _const(x, value):
+  """`value` as a constant of x's dtype (JAX's `_const`).
+
+  Weakly typed when x is a weakly typed scalar whose dtype a Python scalar
+  would take, so that derivatives of weakly typed scalars stay weak.
+  """
+  aval = core.get_aval(x)
+  if aval.weak_type and not aval.shape:
+    py_type = dtypes.scalar_type_of(aval.dtype)
+    if dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[py_type]) == aval.dtype:
+      return convert_element_type(py_type(value), aval.dtype, weak_type=True)
+  return np.array(value, aval.dtype)
+
+
+def _one(x):
+  """A rank-0 one of x's dtype, weakly typed when x is (JAX's `_one`)."""
+  aval = core.get_aval(x)
+  return convert_element_type(1, aval.dtype, weak_type=aval.weak_type)
+
+
+def _full_like(x, value):
+  """`value` in x's shape and dtype, weakly typed when x is (JAX's `_zeros`, `_ones`)."""
+  from xjax._src.lax.structural import full_like  # structural imports this module
+  return full_like(x, value)
+
+
+def _replace_zero(x):
+  return select_n(eq(x, _const(x, 0)), x, _full_like(x, 1))
+
+
+def _maybe_broadcast(shape, x):
+  """`x` broadcast to `shape` (rank 0, or equal rank with size-1 dimensions)."""
+  from xjax._src.lax.structural import broadcast_in_dim
+  x_shape = core.get_aval(x).shape
+  if x_shape == shape:
+    return x
+  return broadcast_in_dim(x, shape, tuple(range(len(x_shape))))
+
+
+def _unbroadcast(aval, ct):
+  """Sums `ct` (of a broadcast result's shape) down to the operand's `aval` shape."""
+  from xjax._src.lax.reductions import reduce_sum
+  from xjax._src.lax.structural import reshape
+  ct_shape = core.get_aval(ct).shape
+  if ct_shape == aval.shape:
+    return ct
+  if not aval.shape:
+    return reduce_sum(ct, tuple(range(len(ct_shape))))
+  dims = tuple(i for i, (a, b) in enumerate(zip(aval.shape, ct_shape)) if a != b)
+  return reshape(reduce_sum(ct, dims), aval.shape)
+
+
+def _ct_aval(x):
+  """The aval a transpose rule's cotangent for operand `x` has."""
+  return x.aval if ad.is_undefined_primal(x) else core.get_aval(x).to_tangent_aval()
 
 
 # ----------------------------------------------------------------------------
@@ -180,6 +246,63 @@ imag_p, imag = _unary_prims["imag"]
 square_p, square = _unary_prims["square"]
 exp2_p, exp2 = _unary_prims["exp2"]
 
+# Derivatives of the table's primitives: JAX's rules, one line of math each.
+# d neg = -t: linear.
+ad.deflinear(neg_p, lambda ct, x: [neg(ct)])
+for _p in (floor_p, ceil_p, is_finite_p, not_p, population_count_p, clz_p):
+  ad.defjvp_zero(_p)
+# d exp = exp; d 2**x = log 2 * 2**x
+ad.defjvp2(exp_p, lambda t, ans, x, **_: mul(t, ans))
+ad.defjvp2(exp2_p, lambda t, ans, x, **_: mul(log(_const(x, 2)), mul(t, ans)))
+# d log = 1/x; d log1p = 1/(1 + x); d expm1 = expm1 + 1
+ad.defjvp(log_p, lambda t, x, **_: div(t, x))
+ad.defjvp(log1p_p, lambda t, x, **_: div(t, add(x, _one(x))))
+ad.defjvp2(expm1_p, lambda t, ans, x, **_: mul(t, add(ans, _one(ans))))
+# d tanh = (1 + tanh)(1 - tanh); d logistic = logistic (1 - logistic)
+ad.defjvp2(tanh_p, lambda t, ans, x, **_: mul(add(t, mul(t, ans)), sub(_one(x), ans)))
+ad.defjvp2(logistic_p, lambda t, ans, x, **_: mul(t, mul(ans, sub(_one(ans), ans))))
+# d sin = cos; d cos = -sin; d tan = 1 + tan**2
+ad.defjvp(sin_p, lambda t, x, accuracy: mul(t, cos(x, accuracy=accuracy)))
+ad.defjvp(cos_p, lambda t, x, accuracy: neg(mul(t, sin(x, accuracy=accuracy))))
+ad.defjvp2(tan_p, lambda t, ans, x, **_: mul(t, add(_const(x, 1), square(ans))))
+# d asin = 1/sqrt(1 - x**2); d acos = -1/sqrt(1 - x**2); d atan = 1/(1 + x**2)
+ad.defjvp(asin_p, lambda t, x: mul(t, rsqrt(sub(_const(x, 1), square(x)))))
+ad.defjvp(acos_p, lambda t, x: mul(t, neg(rsqrt(sub(_const(x, 1), square(x))))))
+ad.defjvp(atan_p, lambda t, x: div(t, add(_const(x, 1), square(x))))
+# d sinh = cosh; d cosh = sinh; d asinh = 1/sqrt(x**2 + 1); d acosh = 1/sqrt(x**2 - 1)
+ad.defjvp(sinh_p, lambda t, x: mul(t, cosh(x)))
+ad.defjvp(cosh_p, lambda t, x: mul(t, sinh(x)))
+ad.defjvp(asinh_p, lambda t, x: mul(t, rsqrt(add(square(x), _one(x)))))
+ad.defjvp(acosh_p, lambda t, x: mul(t, rsqrt(sub(square(x), _one(x)))))
+# d atanh = 1/((1 + x)(1 - x))
+ad.defjvp(atanh_p, lambda t, x: mul(integer_pow(add(_one(x), x), -1), div(t, sub(_one(x), x))))
+# d sqrt = 1/(2 sqrt); d rsqrt = -rsqrt/(2x); d cbrt = cbrt**-2 / 3
+ad.defjvp2(sqrt_p, lambda t, ans, x, **_: mul(t, div(_const(x, 0.5), ans)))
+ad.defjvp2(rsqrt_p, lambda t, ans, x, **_: mul(t, mul(_const(x, -0.5), div(ans, x))))
+ad.defjvp2(cbrt_p, lambda t, ans, x, **_: mul(t, mul(_const(x, 1 / 3), integer_pow(ans, -2))))
+# d square = 2x
+ad.defjvp2(square_p, lambda t, ans, x: mul(t, mul(_const(x, 2), x)))
+
+
+def _abs_jvp(t, ans, x):
+  # Real: sign(x) t (+t at 0). Complex: re(conj(x) t) / |x| (0 where x = 0).
+  if dtypes.issubdtype(core.get_aval(x).dtype, np.complexfloating):
+    return real(mul(t, div(conj(x), _replace_zero(convert_element_type(ans, _dtype(x))))))
+  return select_n(ge(x, _const(x, 0)), neg(t), t)
+
+
+ad.defjvp2(abs_p, _abs_jvp)
+# d erf = 2/sqrt(pi) exp(-x**2); d erfc = -d erf; d erf_inv = sqrt(pi)/2 exp(erf_inv**2)
+ad.defjvp(erf_p, lambda t, x: mul(_const(x, 2 / np.sqrt(np.pi)), mul(t, exp(neg(square(x))))))
+ad.defjvp(erfc_p, lambda t, x: mul(_const(x, -2 / np.sqrt(np.pi)), mul(t, exp(neg(square(x))))))
+ad.defjvp2(erf_inv_p, lambda t, ans, x: mul(_const(x, np.sqrt(np.pi) / 2), mul(t, exp(square(ans)))))
+# d lgamma = digamma; d digamma = polygamma(1, x)
+ad.defjvp(lgamma_p, lambda t, x: mul(t, digamma(x)))
+ad.defjvp(digamma_p, lambda t, x: mul(t, polygamma(_const(x, 1), x)))
+# real and imag are linear; their transposes embed the cotangent back into C.
+ad.deflinear(real_p, lambda ct, x: [complex(ct, np.zeros((), _dtype(ct)))])
+ad.deflinear(imag_p, lambda ct, x: [complex(np.zeros((), _dtype(ct)), neg(ct))])
+
 
 @square_p.def_lowering
 def _square_lowering(ctx, x):
@@ -223,6 +346,7 @@ def sign(x):
 
 
 sign_p = standard_primitive("sign", naryop_abstract_eval("sign", ("num",)), None)
+ad.defjvp_zero(sign_p)
 
 
 @sign_p.def_lowering
@@ -265,6 +389,7 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - JAX
 
 
 round_p = standard_primitive("round", naryop_abstract_eval("round", ("float",)), None)
+ad.defjvp_zero(round_p)
 
 
 @round_p.def_lowering
@@ -299,6 +424,20 @@ def _integer_pow_abstract_eval(x, *, y):
 
 
 integer_pow_p = standard_primitive("integer_pow", _integer_pow_abstract_eval, None)
+
+
+def _integer_pow_jvp(t, x, *, y):
+  # d x**y = y x**(y - 1)
+  if y == 0:
+    return _full_like(t, 0)
+  if y == 1:
+    return t
+  if y == 2:
+    return mul(t, mul(_const(x, 2), x))
+  return mul(t, mul(_const(x, y), integer_pow(x, y - 1)))
+
+
+ad.defjvp(integer_pow_p, _integer_pow_jvp)
 
 
 @integer_pow_p.def_lowering
@@ -337,6 +476,8 @@ _BINARY = [
     ("min", "any", "stablehlo.minimum", None, "the minimum (NaN if either is NaN)"),
     ("atan2", "inexact", "stablehlo.atan2", None, "the angle atan(x / y) in the right quadrant"),
     ("nextafter", "float", "chlo.next_after", None, "the next representable value after x toward y"),
+    ("polygamma", "float", "chlo.polygamma", None,
+     "polygamma psi^(x)(y): the x-th derivative of digamma at y (x a whole number)"),
     ("and", "int_or_bool", "stablehlo.and", None, "the bitwise (logical, for bool) AND"),
     ("or", "int_or_bool", "stablehlo.or", None, "the bitwise (logical, for bool) OR"),
     ("xor", "int_or_bool", "stablehlo.xor", None, "the bitwise (logical, for bool) XOR"),
@@ -414,6 +555,110 @@ lt_p, lt = _binary_prims["lt"]
 le_p, le = _binary_prims["le"]
 gt_p, gt = _binary_prims["gt"]
 ge_p, ge = _binary_prims["ge"]
+polygamma_p, polygamma = _binary_prims["polygamma"]
+
+# Derivatives of the table's primitives (JAX's rules). The binary ops broadcast
+# rank-0 and size-1 operands, so tangents are broadcast to the output shape and
+# cotangents summed back to the operand's shape.
+
+
+def _out_shape(*args):
+  return broadcasting_shape("jvp", *map(core.get_aval, args))
+
+
+def _add_jvp(primals, tangents):
+  x_dot, y_dot = tangents
+  out = add(*primals)
+  if type(x_dot) is ad.Zero and type(y_dot) is ad.Zero:
+    return out, ad.Zero.from_primal_value(out)
+  if type(x_dot) is ad.Zero:
+    return out, _maybe_broadcast(core.get_aval(out).shape, y_dot)
+  if type(y_dot) is ad.Zero:
+    return out, _maybe_broadcast(core.get_aval(out).shape, x_dot)
+  return out, add(x_dot, y_dot)
+
+
+def _add_transpose(ct, x, y):
+  return [_unbroadcast(_ct_aval(x), ct), _unbroadcast(_ct_aval(y), ct)]
+
+
+add_p.def_jvp(_add_jvp)
+add_p.def_transpose(_add_transpose)
+
+
+def _sub_jvp(primals, tangents):
+  x_dot, y_dot = tangents
+  out = sub(*primals)
+  if type(x_dot) is ad.Zero and type(y_dot) is ad.Zero:
+    return out, ad.Zero.from_primal_value(out)
+  if type(x_dot) is ad.Zero:
+    return out, _maybe_broadcast(core.get_aval(out).shape, neg(y_dot))
+  if type(y_dot) is ad.Zero:
+    return out, _maybe_broadcast(core.get_aval(out).shape, x_dot)
+  return out, sub(x_dot, y_dot)
+
+
+def _sub_transpose(ct, x, y):
+  return [_unbroadcast(_ct_aval(x), ct), _unbroadcast(_ct_aval(y), neg(ct))]
+
+
+sub_p.def_jvp(_sub_jvp)
+sub_p.def_transpose(_sub_transpose)
+
+# mul is linear in each operand: ct_x = sum(ct * y), ct_y = sum(x * ct).
+ad.defbilinear(mul_p, lambda ct, x, y: _unbroadcast(x.aval, mul(ct, y)),
+               lambda ct, x, y: _unbroadcast(y.aval, mul(x, ct)))
+
+
+def _div_transpose(ct, x, y):
+  # Linear in the numerator only: ct_x = sum(ct / y).
+  if ad.is_undefined_primal(y):
+    raise RuntimeError("nonlinear div can't be transposed")
+  return [_unbroadcast(x.aval, div(ct, y)), None]
+
+
+# d (x / y) = t_x / y - t_y x / y**2
+ad.defjvp(div_p, lambda t, x, y: div(t, y),
+          lambda t, x, y: mul(mul(neg(t), x), integer_pow(y, -2)))
+div_p.def_transpose(_div_transpose)
+# d rem(x, y) = t_x - t_y trunc(x / y)
+ad.defjvp(rem_p, lambda t, x, y: _maybe_broadcast(_out_shape(x, y), t),
+          lambda t, x, y: mul(neg(t), mul(sign(div(x, y)), floor(abs(div(x, y))))))
+
+
+def _balanced_eq(x, z, y):
+  """1 where x == z, 0 elsewhere; 1/2 where y == z too (a tie splits the tangent)."""
+  return div(select_n(eq(x, z), _full_like(z, 0), _full_like(z, 1)),
+             select_n(eq(y, z), _full_like(z, 1), _full_like(z, 2)))
+
+
+for _p in (max_p, min_p):
+  ad.defjvp2(_p, lambda t, ans, x, y: mul(t, _balanced_eq(x, ans, y)),
+             lambda t, ans, x, y: mul(t, _balanced_eq(y, ans, x)))
+# d atan2(x, y) = (y t_x - x t_y) / (x**2 + y**2)
+ad.defjvp(atan2_p, lambda t, x, y: mul(t, div(y, add(square(x), square(y)))),
+          lambda t, x, y: mul(t, div(neg(x), add(square(x), square(y)))))
+# nextafter has no derivative rule, as in JAX (differentiating it raises).
+for _p in (and_p, or_p, xor_p, shift_left_p, shift_right_arithmetic_p, shift_right_logical_p,
+           eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+  ad.defjvp_zero(_p)
+
+
+def _complex_transpose(ct, x, y):
+  # <ct, x + i y> = re(ct) x - im(ct) y
+  return [_unbroadcast(x.aval, real(ct)) if ad.is_undefined_primal(x) else None,
+          _unbroadcast(y.aval, imag(neg(ct))) if ad.is_undefined_primal(y) else None]
+
+
+ad.deflinear(complex_p, _complex_transpose)
+
+
+def _polygamma_jvp_m(t, m, x):
+  raise ValueError("polygamma gradient with respect to m is not supported")
+
+
+# d polygamma(m, x) / dx = polygamma(m + 1, x)
+ad.defjvp(polygamma_p, _polygamma_jvp_m, lambda t, m, x: mul(t, polygamma(add(m, _const(m, 1)), x)))
 
 
 def _bool_arith_lowering(op_for_bool, op):
@@ -487,6 +732,29 @@ def _pow_abstract_eval(x, y):
 
 
 pow_p = standard_primitive("pow", _pow_abstract_eval, None)
+
+
+def _pow_jvp_lhs(t, ans, x, y):
+  # d x**y / dx = y x**(y - 1); for an integer y, 0 where y == 0 (even at x = 0).
+  # Both are converted to x's dtype, strongly typed, as JAX does.
+  is_int_power = dtypes.issubdtype(_dtype(y), np.integer)
+  x, y = convert_element_type(x, _dtype(x)), convert_element_type(y, _dtype(x))
+  if is_int_power:
+    shape = _out_shape(x, y)
+    x, y = _maybe_broadcast(shape, x), _maybe_broadcast(shape, y)
+    jac = select_n(eq(y, _const(y, 0)),
+                   mul(_replace_zero(y), pow(x, sub(y, _full_like(y, 1)))), _full_like(y, 0))
+  else:
+    jac = mul(y, pow(x, sub(y, _full_like(y, 1))))
+  return mul(t, jac)
+
+
+def _pow_jvp_rhs(t, ans, x, y):
+  # d x**y / dy = log(x) x**y (log 1 where x == 0)
+  return convert_element_type(mul(t, mul(log(_replace_zero(x)), ans)), _dtype(y))
+
+
+ad.defjvp2(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
 
 
 @pow_p.def_lowering
@@ -576,6 +844,28 @@ convert_element_type_p = standard_primitive(
     pp_params=drop_none_params("sharding"))
 
 
+def _convert_element_type_jvp(t, ans, operand, *, new_dtype, weak_type, sharding):
+  # The tangent is converted too; an integer or bool result has a float0 zero tangent.
+  tangent_dtype = core.ShapedArray((), new_dtype).to_tangent_aval().dtype
+  if tangent_dtype == dtypes.float0:
+    return ad.Zero.from_primal_value(ans)
+  return convert_element_type_p.bind(t, new_dtype=tangent_dtype, weak_type=weak_type,
+                                     sharding=sharding)
+
+
+def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, sharding):
+  # Converted back to the operand's dtype and weak type (complex -> real keeps re(ct)).
+  aval = operand.aval
+  if aval.to_tangent_aval().dtype == dtypes.float0:
+    return [ad.Zero(aval.to_tangent_aval())]
+  return [convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type,
+                                      sharding=None)]
+
+
+ad.defjvp2(convert_element_type_p, _convert_element_type_jvp)
+convert_element_type_p.def_transpose(_convert_element_type_transpose)
+
+
 @convert_element_type_p.def_lowering
 def _convert_element_type_lowering(ctx, x, *, new_dtype, weak_type, sharding):
   src = ctx.avals_in[0]
@@ -651,6 +941,7 @@ bitcast_convert_type_p = standard_primitive(
     "bitcast_convert_type", _bitcast_abstract_eval,
     lambda ctx, x, new_dtype: ctx.op1("stablehlo.bitcast_convert", [x],
                                       hlo.aval_type(ctx.avals_out[0])))
+ad.defjvp_zero(bitcast_convert_type_p)  # not differentiable (JAX's rule)
 
 
 def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
@@ -667,6 +958,8 @@ reduce_precision_p = standard_primitive(
     lambda ctx, x, exponent_bits, mantissa_bits: ctx.op1(
         "stablehlo.reduce_precision", [x], x.type,
         f"exponent_bits = {exponent_bits} : i32, mantissa_bits = {mantissa_bits} : i32"))
+# Linear (rounding is treated as the identity): the cotangent is rounded the same way.
+ad.deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])
 
 
 # ----------------------------------------------------------------------------
@@ -713,6 +1006,33 @@ def _select_n_abstract_eval(which, *cases):
 
 
 select_n_p = standard_primitive("select_n", _select_n_abstract_eval, None)
+
+
+def _select_n_jvp(primals, tangents):
+  # Linear in the cases; the predicate has no derivative.
+  which, *cases = primals
+  case_tangents = tangents[1:]
+  out = select_n(which, *cases)
+  nonzero = [t for t in case_tangents if type(t) is not ad.Zero]
+  if not nonzero:
+    return out, ad.Zero.from_primal_value(out)
+  zeros = _full_like(nonzero[0], 0)
+  return out, select_n(which, *[zeros if type(t) is ad.Zero else t for t in case_tangents])
+
+
+def _select_n_transpose(ct, which, *cases):
+  # Case i receives ct where which == i, zeros elsewhere.
+  assert not ad.is_undefined_primal(which), "internal: select_n transposed in its predicate"
+  zeros = _full_like(ct, 0)
+  if _dtype(which) == np.bool_:
+    picks = [select_n(which, ct, zeros), select_n(which, zeros, ct)][:len(cases)]
+  else:
+    picks = [select_n(eq(which, _const(which, i)), zeros, ct) for i in range(len(cases))]
+  return [None] + [p if ad.is_undefined_primal(c) else None for p, c in zip(picks, cases)]
+
+
+select_n_p.def_jvp(_select_n_jvp)
+select_n_p.def_transpose(_select_n_transpose)
 
 
 @select_n_p.def_lowering
@@ -769,6 +1089,23 @@ def _clamp_abstract_eval(lo, x, hi):
 clamp_p = standard_primitive("clamp", _clamp_abstract_eval, None)
 
 
+def _clamp_jvp_rule(which):
+  """The tangent of the operand of clamp chosen by `which(lo, x, hi)`, 0 elsewhere.
+
+  A rank-0 bound's tangent is broadcast to x's shape (JAX raises there instead).
+  """
+  def rule(t, lo, x, hi):
+    t = _maybe_broadcast(core.get_aval(x).shape, t)
+    return select_n(which(lo, x, hi), _full_like(x, 0), t)
+  return rule
+
+
+ad.defjvp(clamp_p,
+          _clamp_jvp_rule(lambda lo, x, hi: bitwise_and(gt(lo, x), lt(lo, hi))),
+          _clamp_jvp_rule(lambda lo, x, hi: bitwise_and(gt(x, lo), lt(x, hi))),
+          _clamp_jvp_rule(lambda lo, x, hi: lt(hi, x)))
+
+
 @clamp_p.def_lowering
 def _clamp_lowering(ctx, lo, x, hi):
   out = ctx.avals_out[0]
@@ -794,6 +1131,16 @@ def _conj_abstract_eval(x, *, input_dtype):
 conj_p = standard_primitive("conj", _conj_abstract_eval, None)
 
 
+def _conj_transpose(ct, x, *, input_dtype):
+  # <ct, conj(z)> = re(conj(ct) z); for a real x, <ct, x + 0i> = re(ct) x.
+  if dtypes.issubdtype(input_dtype, np.complexfloating):
+    return [conj(ct)]
+  return [real(ct)]
+
+
+ad.deflinear(conj_p, _conj_transpose)
+
+
 @conj_p.def_lowering
 def _conj_lowering(ctx, x, *, input_dtype):
   src, out = ctx.avals_in[0], ctx.avals_out[0]
@@ -812,6 +1159,7 @@ def _copy_lowering(ctx, x):
 
 
 copy_p = standard_primitive("copy", lambda x: x, _copy_lowering)
+ad.deflinear(copy_p, lambda ct, x: [copy_p.bind(ct)])
 
 
 def _copy(x):

@@ -7,6 +7,13 @@ the region, so each combining rule is stated once, in the same terms JAX
 uses. The cumulative reductions lower, as JAX does on CPU, to a
 `stablehlo.reduce_window` whose window spans the whole axis, padded so that
 output i sees inputs 0..i (XLA rewrites that window into a prefix scan).
+
+Differentiation follows JAX: reduce_sum and cumsum are linear; reduce_max
+and reduce_min send the tangent to the maximal elements (averaged over
+ties); reduce_prod and the generic reduce differentiate a balanced tree of
+their combining function, and cumprod, cummax, cummin and cumlogsumexp a
+parallel prefix scan of theirs, so zeros and ties need no special case;
+the bitwise reductions and argmax/argmin have zero tangents.
 """
 from __future__ import annotations
 
@@ -19,9 +26,12 @@ from xjax._src import dtypes
 from xjax._src import source_info
 from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
+from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.lowering import lower_jaxpr_body
 from xjax._src.lax import elementwise as ew
+from xjax._src.lax.slicing import slice_in_dim
+from xjax._src.lax.structural import broadcast_in_dim, full, pad, reshape
 from xjax._src.lax.utils import KINDS, standard_primitive
 
 # ----------------------------------------------------------------------------
@@ -143,6 +153,63 @@ def _monoid_reduce_lowering(identity, combine):
   return lowering
 
 
+def _jvp_of(fun, primals, tangents):
+  """The output tangents of `fun` (flat lists in and out) at `primals` along `tangents`."""
+  return ad.jvp_flat(fun, list(primals), list(tangents))[1]
+
+
+def _tree_reduce(combine, inits, operands, axes):
+  """`combine` (elementwise on arrays, returning a list) applied as a balanced tree over `axes`.
+
+  The reduced axes are flattened to one leading axis, which is halved until
+  one element is left (an odd half is padded with the init values).
+  """
+  shape = core.get_aval(operands[0]).shape
+  rest = tuple(d for i, d in enumerate(shape) if i not in axes)
+  perm = (*axes, *(i for i in range(len(shape)) if i not in axes))
+  n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+  xs = [reshape(x, (n, *rest), perm) for x in operands]
+  if n == 0:
+    return [full(rest, init) for init in inits]
+  while n > 1:
+    half = (n + 1) // 2
+    lo = [slice_in_dim(x, 0, half) for x in xs]
+    hi = [slice_in_dim(x, half, n) for x in xs]
+    if n % 2:
+      config = ((0, 1, 0),) + ((0, 0, 0),) * len(rest)
+      hi = [pad(x, init, config) for x, init in zip(hi, inits)]
+    xs, n = combine(*lo, *hi), half
+  return [reshape(x, rest) for x in xs]
+
+
+def _prefix_scan(combine, identity, x, *, axis, reverse):
+  """The inclusive scan of `combine` along `axis`, by recursive doubling (Hillis-Steele).
+
+  Step k combines each element with the one 2**k before it (after it, when
+  `reverse`); the shifted copy is a pad that brings in `identity`.
+  """
+  aval = core.get_aval(x)
+  n, k = aval.shape[axis], 1
+  ident = identity(aval.dtype)
+  while k < n:
+    config = [(0, 0, 0)] * aval.ndim
+    config[axis] = (-k, k, 0) if reverse else (k, -k, 0)
+    shifted = pad(x, ident, config)
+    x = combine(x, shifted) if reverse else combine(shifted, x)
+    k *= 2
+  return x
+
+
+def _cumulative_jvp(prim, combine, identity):
+  """JAX's rule: the tangent of a parallel prefix scan of `combine` (not of the reduce_window)."""
+  def jvp(primals, tangents, *, axis, reverse):
+    out = prim.bind(*primals, axis=axis, reverse=reverse)
+    scan = functools.partial(_prefix_scan, combine, identity, axis=axis, reverse=reverse)
+    t_out, = _jvp_of(lambda x: [scan(x)], primals, tangents)
+    return out, t_out
+  return jvp
+
+
 # ----------------------------------------------------------------------------
 # reduce_sum
 
@@ -177,8 +244,14 @@ def _reduce_sum_abstract_eval(operand, *, axes, out_sharding):
   return core.ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
+def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
+  shape = operand.aval.shape
+  return [broadcast_in_dim(ct, shape, tuple(d for d in range(len(shape)) if d not in axes))]
+
+
 reduce_sum_p = standard_primitive("reduce_sum", _reduce_sum_abstract_eval,
                                   _monoid_reduce_lowering(_sum_identity, ew.add))
+ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
 
 
 # ----------------------------------------------------------------------------
@@ -212,8 +285,18 @@ def _reduce_prod_abstract_eval(operand, *, axes):
   return core.ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
+def _reduce_prod_jvp(primals, tangents, *, axes):
+  # The tangent of a tree of products: right where some elements are zero.
+  out = reduce_prod_p.bind(*primals, axes=axes)
+  one = _prod_identity(core.get_aval(primals[0]).dtype)
+  t_out, = _jvp_of(lambda x: _tree_reduce(lambda a, b: [ew.mul(a, b)], [one], [x], axes),
+                   primals, tangents)
+  return out, t_out
+
+
 reduce_prod_p = standard_primitive("reduce_prod", _reduce_prod_abstract_eval,
                                    _monoid_reduce_lowering(_prod_identity, ew.mul))
+reduce_prod_p.def_jvp(_reduce_prod_jvp)
 
 
 # ----------------------------------------------------------------------------
@@ -246,8 +329,19 @@ def _reduce_max_abstract_eval(operand, *, axes):
   return core.ShapedArray(_reduced_shape(operand, axes), operand.dtype, operand.weak_type)
 
 
+def _reduce_chooser_jvp(t, ans, operand, *, axes):
+  """The mean of the tangents at the positions where operand equals the result (max or min)."""
+  shape = core.get_aval(operand).shape
+  kept = tuple(d for d in range(len(shape)) if d not in axes)
+  dtype = core.get_aval(t).dtype
+  location = ew.convert_element_type(ew.eq(operand, broadcast_in_dim(ans, shape, kept)), dtype)
+  counts = reduce_sum(location, axes)
+  return ew.div(reduce_sum(ew.mul(t, location), axes), counts)
+
+
 reduce_max_p = standard_primitive("reduce_max", _reduce_max_abstract_eval,
                                   _monoid_reduce_lowering(_max_identity, _max_combine))
+ad.defjvp2(reduce_max_p, _reduce_chooser_jvp)
 
 
 # ----------------------------------------------------------------------------
@@ -282,6 +376,7 @@ def _reduce_min_abstract_eval(operand, *, axes):
 
 reduce_min_p = standard_primitive("reduce_min", _reduce_min_abstract_eval,
                                   _monoid_reduce_lowering(_min_identity, _min_combine))
+ad.defjvp2(reduce_min_p, _reduce_chooser_jvp)
 
 
 # ----------------------------------------------------------------------------
@@ -321,6 +416,7 @@ def reduce_and(operand, axes):
 
 reduce_and_p = standard_primitive("reduce_and", _logical_reduce_abstract_eval,
                                   _monoid_reduce_lowering(_and_identity, ew.bitwise_and))
+ad.defjvp_zero(reduce_and_p)
 
 
 def reduce_or(operand, axes):
@@ -346,6 +442,7 @@ def reduce_or(operand, axes):
 
 reduce_or_p = standard_primitive("reduce_or", _logical_reduce_abstract_eval,
                                  _monoid_reduce_lowering(_or_identity, ew.bitwise_or))
+ad.defjvp_zero(reduce_or_p)
 
 
 def reduce_xor(operand, axes):
@@ -371,6 +468,7 @@ def reduce_xor(operand, axes):
 
 reduce_xor_p = standard_primitive("reduce_xor", _logical_reduce_abstract_eval,
                                   _monoid_reduce_lowering(_or_identity, ew.bitwise_xor))
+ad.defjvp_zero(reduce_xor_p)
 
 
 # ----------------------------------------------------------------------------
@@ -491,6 +589,24 @@ def _reduce_abstract_eval(*avals, computation, jaxpr, dimensions):
           for shape, op, init in zip(shapes, operands, inits, strict=True)]
 
 
+def _reduce_jvp(primals, tangents, *, computation, jaxpr, dimensions):
+  """JAX's rule: the tangent of a balanced tree of `computation` over the reduced axes.
+
+  The computation's jaxpr (traced on scalars) is applied to whole arrays, so
+  it may use elementwise primitives only (as every combining function of
+  scalars built from lax elementwise ops does).
+  """
+  n = len(primals) // 2
+  if any(type(t) is not ad.Zero for t in tangents[n:]):
+    raise NotImplementedError("Gradient of general lax.reduce with non-zero tangents for "
+                              "initial values to reduction not implemented")
+  out = reduce_p.bind(*primals, computation=computation, jaxpr=jaxpr, dimensions=dimensions)
+  operands, inits = primals[:n], primals[n:]
+  combine = functools.partial(core.eval_jaxpr, jaxpr.jaxpr, jaxpr.consts)
+  return out, _jvp_of(lambda *xs: _tree_reduce(combine, inits, xs, dimensions),
+                      operands, tangents[:n])
+
+
 def _reduce_lowering(ctx, *args, computation, jaxpr, dimensions):
   return ctx.op("stablehlo.reduce", list(args), [hlo.aval_type(a) for a in ctx.avals_out],
                 f"dimensions = {hlo.i64_array(dimensions)}", [jaxpr_region(ctx, jaxpr)])
@@ -498,6 +614,7 @@ def _reduce_lowering(ctx, *args, computation, jaxpr, dimensions):
 
 reduce_p = standard_primitive("reduce", _reduce_abstract_eval, _reduce_lowering,
                               multiple_results=True)
+reduce_p.def_jvp(_reduce_jvp)
 
 
 # ----------------------------------------------------------------------------
@@ -575,6 +692,7 @@ def argmax(operand, axis, index_dtype):
 argmax_p = standard_primitive(
     "argmax", _argminmax_abstract_eval,
     functools.partial(_argminmax_lowering, ew.gt, _max_identity))
+ad.defjvp_zero(argmax_p)
 
 
 def argmin(operand, axis, index_dtype):
@@ -604,6 +722,7 @@ def argmin(operand, axis, index_dtype):
 argmin_p = standard_primitive(
     "argmin", _argminmax_abstract_eval,
     functools.partial(_argminmax_lowering, ew.lt, _min_identity))
+ad.defjvp_zero(argmin_p)
 
 
 # ----------------------------------------------------------------------------
@@ -663,8 +782,13 @@ def cumsum(operand, axis: int = 0, reverse: bool = False):
   return cumsum_p.bind(operand, axis=int(axis), reverse=bool(reverse))
 
 
+def _cumsum_transpose(ct, operand, *, axis, reverse):
+  return [cumsum(ct, axis, not reverse)]
+
+
 cumsum_p = standard_primitive("cumsum", _cumulative_abstract_eval("cumsum"),
                               _cumulative_lowering(_sum_identity, ew.add))
+ad.deflinear(cumsum_p, _cumsum_transpose)
 
 
 def cumprod(operand, axis: int = 0, reverse: bool = False):
@@ -689,6 +813,7 @@ def cumprod(operand, axis: int = 0, reverse: bool = False):
 
 cumprod_p = standard_primitive("cumprod", _cumulative_abstract_eval("cumprod"),
                                _cumulative_lowering(_prod_identity, ew.mul))
+cumprod_p.def_jvp(_cumulative_jvp(cumprod_p, ew.mul, _prod_identity))
 
 
 def cummax(operand, axis: int = 0, reverse: bool = False):
@@ -713,6 +838,7 @@ def cummax(operand, axis: int = 0, reverse: bool = False):
 
 cummax_p = standard_primitive("cummax", _cumulative_abstract_eval("cummax"),
                               _cumulative_lowering(_max_identity, _max_combine))
+cummax_p.def_jvp(_cumulative_jvp(cummax_p, _max_combine, _max_identity))
 
 
 def cummin(operand, axis: int = 0, reverse: bool = False):
@@ -737,6 +863,7 @@ def cummin(operand, axis: int = 0, reverse: bool = False):
 
 cummin_p = standard_primitive("cummin", _cumulative_abstract_eval("cummin"),
                               _cumulative_lowering(_min_identity, _min_combine))
+cummin_p.def_jvp(_cumulative_jvp(cummin_p, _min_combine, _min_identity))
 
 
 def _wrap_between(x, bound):
@@ -788,3 +915,4 @@ def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
 
 cumlogsumexp_p = standard_primitive("cumlogsumexp", _cumulative_abstract_eval("cumlogsumexp"),
                                     _cumulative_lowering(_neg_inf, _logaddexp))
+cumlogsumexp_p.def_jvp(_cumulative_jvp(cumlogsumexp_p, _logaddexp, _neg_inf))

@@ -8,6 +8,13 @@ windows with `fill_value` under FILL_OR_DROP; `scatter` drops out-of-bounds
 windows under FILL_OR_DROP and PROMISE_IN_BOUNDS (XLA's rule) and clamps
 under CLIP. The masking and clamping are done in the lowerings, so jaxprs
 show a single gather or scatter equation, as JAX's do.
+
+Differentiation follows JAX's rules: slice, dynamic_slice,
+dynamic_update_slice, gather, scatter-add and scatter-sub are linear in
+their array operands (never in the indices), a gather's transpose being a
+scatter-add and back; scatter-mul, scatter-min and scatter-max have JAX's
+jvps; scatter's jvp masks overlapping updates by scattering ids, and it
+transposes only with unique indices.
 """
 from __future__ import annotations
 
@@ -23,12 +30,14 @@ from xjax._src import core
 from xjax._src import dispatch
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
+from xjax._src.interpreters import ad
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as ew
-from xjax._src.lax.structural import (_is_jax_array, check_shapelike, concatenate, expand_dims,
-                                      full, squeeze)
+from xjax._src.lax.structural import (_is_jax_array, broadcast_in_dim, check_shapelike,
+                                      concatenate, expand_dims, full, iota, pad, reshape,
+                                      squeeze)
 from xjax._src.lax.utils import check_dtype_kind, standard_primitive
 
 
@@ -112,6 +121,18 @@ def _slice_abstract_eval(operand, *, start_indices, limit_indices, strides):
   return core.ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
+def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
+  # Pad the cotangent back: the stride becomes interior padding.
+  shape = operand.aval.shape
+  out_shape = core.get_aval(ct).shape
+  strides = (1,) * len(shape) if strides is None else strides
+  # The last element taken is start + (n - 1) * stride; the rest of the dim is high padding.
+  ends = [lo + (n and 1 + (n - 1) * s) for lo, n, s in zip(start_indices, out_shape, strides)]
+  config = tuple((lo, d - end, s - 1) for lo, d, end, s in
+                 zip(start_indices, shape, ends, strides))
+  return [pad(ct, np.zeros((), core.get_aval(ct).dtype), config)]
+
+
 def _slice_impl(operand, *, start_indices, limit_indices, strides):
   # As in JAX, an eager unstrided slice runs as a dynamic_slice, so one
   # executable serves every slice of the same size.
@@ -133,6 +154,7 @@ def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
 
 slice_p = standard_primitive("slice", _slice_abstract_eval, _slice_lowering)
 slice_p.def_impl(_slice_impl)
+ad.deflinear(slice_p, _slice_transpose)
 
 
 # ----------------------------------------------------------------------------
@@ -220,6 +242,22 @@ def _dynamic_slice_abstract_eval(operand, *start_indices, slice_sizes):
   return core.ShapedArray(tuple(int(s) for s in slice_sizes), operand.dtype, operand.weak_type)
 
 
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+  operand, *start_indices = primals
+  out = dynamic_slice_p.bind(operand, *start_indices, slice_sizes=slice_sizes)
+  t = tangents[0]
+  if type(t) is ad.Zero:  # only an index had a (float0) tangent
+    return out, ad.Zero.from_primal_value(out)
+  return out, dynamic_slice_p.bind(t, *start_indices, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, operand, *start_indices, slice_sizes):
+  # The cotangent goes back into the window of a zero operand (same clamping).
+  aval = operand.aval
+  zeros = full(aval.shape, 0, aval.dtype)
+  return [dynamic_update_slice_p.bind(zeros, ct, *start_indices), *[None] * len(start_indices)]
+
+
 def _dynamic_slice_lowering(ctx, x, *start_indices, slice_sizes):
   return ctx.op1("stablehlo.dynamic_slice", [x, *start_indices],
                  hlo.aval_type(ctx.avals_out[0]), f"slice_sizes = {hlo.i64_array(slice_sizes)}")
@@ -227,6 +265,8 @@ def _dynamic_slice_lowering(ctx, x, *start_indices, slice_sizes):
 
 dynamic_slice_p = standard_primitive("dynamic_slice", _dynamic_slice_abstract_eval,
                                      _dynamic_slice_lowering)
+dynamic_slice_p.def_jvp(_dynamic_slice_jvp)
+dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
 
 
 # ----------------------------------------------------------------------------
@@ -281,12 +321,35 @@ def _dynamic_update_slice_abstract_eval(operand, update, *start_indices):
   return core.ShapedArray(operand.shape, operand.dtype, weak_type)
 
 
+def _dynamic_update_slice_jvp(primals, tangents):
+  operand, update, *start_indices = primals
+  out = dynamic_update_slice_p.bind(operand, update, *start_indices)
+  t_operand, t_update = tangents[:2]
+  if type(t_operand) is ad.Zero and type(t_update) is ad.Zero:
+    return out, ad.Zero.from_primal_value(out)
+  t_operand, t_update = ad.instantiate_zeros(t_operand), ad.instantiate_zeros(t_update)
+  return out, dynamic_update_slice_p.bind(t_operand, t_update, *start_indices)
+
+
+def _dynamic_update_slice_transpose(ct, operand, update, *start_indices):
+  update_aval = update.aval if ad.is_undefined_primal(update) else core.get_aval(update)
+  ct_operand = ct_update = None
+  if ad.is_undefined_primal(operand):  # the window was overwritten: its cotangent is zero
+    zeros = full(update_aval.shape, 0, core.get_aval(ct).dtype)
+    ct_operand = dynamic_update_slice_p.bind(ct, zeros, *start_indices)
+  if ad.is_undefined_primal(update):
+    ct_update = dynamic_slice_p.bind(ct, *start_indices, slice_sizes=update_aval.shape)
+  return [ct_operand, ct_update, *[None] * len(start_indices)]
+
+
 def _dynamic_update_slice_lowering(ctx, x, update, *start_indices):
   return ctx.op1("stablehlo.dynamic_update_slice", [x, update, *start_indices], x.type)
 
 
 dynamic_update_slice_p = standard_primitive(
     "dynamic_update_slice", _dynamic_update_slice_abstract_eval, _dynamic_update_slice_lowering)
+dynamic_update_slice_p.def_jvp(_dynamic_update_slice_jvp)
+dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
 
 
 # ----------------------------------------------------------------------------
@@ -545,6 +608,27 @@ def _gather_abstract_eval(operand, indices, *, dimension_numbers, slice_sizes, u
   return core.ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
+def _gather_jvp(t, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
+                indices_are_sorted, mode, fill_value):
+  # Out-of-bounds windows (FILL_OR_DROP) have a constant value: zero tangent.
+  return gather(t, indices, dimension_numbers, slice_sizes, unique_indices=unique_indices,
+                indices_are_sorted=indices_are_sorted, mode=mode, fill_value=0)
+
+
+def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
+                      indices_are_sorted, mode, fill_value):
+  # Each gathered window's cotangent is added back where it came from (same mode).
+  dn = dimension_numbers
+  scatter_dnums = ScatterDimensionNumbers(
+      update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+      scatter_dims_to_operand_dims=dn.start_index_map,
+      operand_batching_dims=dn.operand_batching_dims,
+      scatter_indices_batching_dims=dn.start_indices_batching_dims)
+  zeros = full(operand.aval.shape, 0, core.get_aval(ct).dtype)
+  return [scatter_add(zeros, indices, ct, scatter_dnums, indices_are_sorted=indices_are_sorted,
+                      unique_indices=unique_indices, mode=mode), None]
+
+
 def _broadcast_const(ctx, value, dtype, shape):
   """A constant of `dtype` broadcast to `shape` (a splat, folded by XLA)."""
   scalar = ctx.constant(np.asarray(value, dtype))
@@ -620,6 +704,8 @@ def _gather_lowering(ctx, operand, indices, *, dimension_numbers, slice_sizes, u
 
 
 gather_p = standard_primitive("gather", _gather_abstract_eval, _gather_lowering)
+ad.defjvp(gather_p, _gather_jvp, None)
+gather_p.def_transpose(_gather_transpose)
 
 
 # ----------------------------------------------------------------------------
@@ -926,6 +1012,193 @@ scatter_mul_p = standard_primitive("scatter-mul", _numeric_scatter_abstract_eval
                                    _scatter_lowering)
 scatter_min_p = standard_primitive("scatter-min", _scatter_abstract_eval, _scatter_lowering)
 scatter_max_p = standard_primitive("scatter-max", _scatter_abstract_eval, _scatter_lowering)
+
+
+# Differentiation of the scatter family (JAX's rules). The indices are never
+# differentiated; a gather with the mirrored dimension numbers reads back the
+# windows a scatter writes.
+
+
+def _inverse_gather(x, indices, dimension_numbers, updates_shape, mode=None, fill_value=None):
+  """The windows of `x` that a scatter with these dimension numbers and updates would write."""
+  dn = dimension_numbers
+  gather_dnums = GatherDimensionNumbers(
+      offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
+      start_index_map=dn.scatter_dims_to_operand_dims,
+      operand_batching_dims=dn.operand_batching_dims,
+      start_indices_batching_dims=dn.scatter_indices_batching_dims)
+  window = iter(updates_shape[d] for d in dn.update_window_dims)
+  slice_sizes = tuple(1 if i in dn.inserted_window_dims or i in dn.operand_batching_dims
+                      else next(window) for i in range(core.get_aval(x).ndim))
+  return gather(x, indices, gather_dnums, slice_sizes, mode=mode, fill_value=fill_value)
+
+
+def _scatter_addsub_jvp(prim, primals, tangents, **params):
+  operand, indices, updates = primals
+  out = prim.bind(operand, indices, updates, **params)
+  t_operand, _, t_updates = tangents
+  if type(t_operand) is ad.Zero and type(t_updates) is ad.Zero:
+    return out, ad.Zero.from_primal_value(out)
+  return out, prim.bind(ad.instantiate_zeros(t_operand), indices,
+                        ad.instantiate_zeros(t_updates), **params)
+
+
+def _scatter_addsub_transpose(prim, ct, operand, indices, updates, *, update_jaxpr,
+                              update_consts, dimension_numbers, indices_are_sorted,
+                              unique_indices, mode):
+  ct_updates = None
+  if ad.is_undefined_primal(updates):
+    # Dropped (out-of-bounds) windows get zero, as FILL_OR_DROP's fill.
+    ct_updates = _inverse_gather(ct, indices, dimension_numbers, updates.aval.shape, mode=mode,
+                                 fill_value=0)
+    if prim is scatter_sub_p:
+      ct_updates = ew.neg(ct_updates)
+  return [ct if ad.is_undefined_primal(operand) else None, None, ct_updates]
+
+
+def _scatter_mul_jvp_updates(t, operand, indices, updates, *, dimension_numbers,
+                             indices_are_sorted, unique_indices, mode, **_):
+  if not unique_indices:
+    raise NotImplementedError("scatter_mul gradients are only implemented if "
+                              "`unique_indices=True`")
+  zeros = full(core.get_aval(operand).shape, 0, core.get_aval(t).dtype)
+  return ew.mul(operand, scatter_add(zeros, indices, t, dimension_numbers,
+                                     indices_are_sorted=indices_are_sorted,
+                                     unique_indices=unique_indices, mode=mode))
+
+
+def _scatter_mul_transpose(ct, operand, indices, updates, *, update_jaxpr, update_consts,
+                           dimension_numbers, indices_are_sorted, unique_indices, mode):
+  ct_operand = ct_updates = None
+  if ad.is_undefined_primal(operand):
+    ct_operand = scatter_mul_p.bind(
+        ct, indices, updates, update_jaxpr=update_jaxpr, update_consts=update_consts,
+        dimension_numbers=dimension_numbers, indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices, mode=mode)
+  if ad.is_undefined_primal(updates):
+    if not unique_indices:
+      raise NotImplementedError("scatter_mul gradients are only implemented if "
+                                "`unique_indices=True`")
+    ct_updates = _inverse_gather(ew.mul(ct, operand), indices, dimension_numbers,
+                                 updates.aval.shape, mode=mode, fill_value=0)
+  return [ct_operand, None, ct_updates]
+
+
+def _scatter_extremal_jvp(prim, primals, tangents, *, update_jaxpr, update_consts,
+                          dimension_numbers, indices_are_sorted, unique_indices, mode):
+  """JAX's scatter-min/max jvp: where updates and the operand tie for the result, the
+  tangent is the average of theirs."""
+  operand, indices, updates = primals
+  out = prim.bind(operand, indices, updates, update_jaxpr=update_jaxpr,
+                  update_consts=update_consts, dimension_numbers=dimension_numbers,
+                  indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                  mode=mode)
+  t_operand, _, t_updates = tangents
+  if type(t_operand) is ad.Zero and type(t_updates) is ad.Zero:
+    return out, ad.Zero.from_primal_value(out)
+  t_operand, t_updates = ad.instantiate_zeros(t_operand), ad.instantiate_zeros(t_updates)
+  dn = dimension_numbers
+  operand_aval, updates_aval = core.get_aval(operand), core.get_aval(updates)
+  dtype = operand_aval.dtype
+  # Clipped windows are read back clipped, so that the tangent's transpose is its adjoint.
+  gather_mode = mode if mode == GatherScatterMode.CLIP else GatherScatterMode.PROMISE_IN_BOUNDS
+
+  def windows(x):
+    return _inverse_gather(x, indices, dn, updates_aval.shape, mode=gather_mode)
+
+  def count(ups):
+    # In the scatter's own mode (JAX counts in FILL_OR_DROP, so that clipped
+    # indices divide by zero).
+    zeros = full(operand_aval.shape, 0, dtype)
+    return windows(scatter_add(zeros, indices, ups, dn, mode=mode))
+
+  zeros, ones = full(updates_aval.shape, 0, dtype), full(updates_aval.shape, 1, dtype)
+  target = windows(out)
+  successful = ew.eq(updates, target)           # updates equal to the result
+  retained = ew.eq(windows(operand), target)    # the operand equal to the result
+  num_updates = count(ew.select_n(successful, zeros, ones))
+  num_refs = count(ones)
+  # Each tie shares equally: 1 / (successful updates, plus the operand if it ties).
+  share_if_retained = ew.div(ones, ew.add(num_updates, ones))
+  updates_coef = ew.select_n(successful, zeros,
+                             ew.select_n(retained, ew.div(ones, num_updates), share_if_retained))
+  operand_share = ew.select_n(retained, zeros, share_if_retained)
+  # Spread over the num_refs windows at a position, this replaces t_operand by its share.
+  operand_coef = ew.div(ew.sub(operand_share, ones), num_refs)
+  tangent_updates = ew.add(ew.mul(windows(t_operand), operand_coef),
+                           ew.mul(t_updates, updates_coef))
+  return out, scatter_add(t_operand, indices, tangent_updates, dn,
+                          indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                          mode=mode)
+
+
+def _scatter_jvp(primals, tangents, *, update_jaxpr, update_consts, dimension_numbers,
+                 indices_are_sorted, unique_indices, mode):
+  if update_jaxpr is not None:
+    raise NotImplementedError("scatter_apply JVP not implemented")
+  operand, indices, updates = primals
+  t_operand, _, t_updates = tangents
+  params = dict(update_jaxpr=None, update_consts=update_consts,
+                dimension_numbers=dimension_numbers, indices_are_sorted=indices_are_sorted,
+                unique_indices=unique_indices, mode=mode)
+  out = scatter_p.bind(operand, indices, updates, **params)
+  if type(t_operand) is ad.Zero and type(t_updates) is ad.Zero:
+    return out, ad.Zero.from_primal_value(out)
+  t_operand, t_updates = ad.instantiate_zeros(t_operand), ad.instantiate_zeros(t_updates)
+  if unique_indices:
+    return out, scatter_p.bind(t_operand, indices, t_updates, **params)
+  # Which update wins at a repeated index is unspecified, so find out: scatter
+  # ids (1, 2, ...; 0 marks the operand) and read them back. Then scatter-add
+  # the masked primals and tangents: only the winners (or the operand) remain.
+  dn = dimension_numbers
+  operand_shape = core.get_aval(operand).shape
+  updates_shape = core.get_aval(updates).shape
+  ids_shape = tuple(1 if d in dn.update_window_dims else n for d, n in enumerate(updates_shape))
+  num_ids = int(np.prod(ids_shape, dtype=np.int64))
+  id_dtype = np.dtype(np.uint32 if num_ids < np.iinfo(np.uint32).max else np.uint64)
+  ids = ew.add(reshape(iota(id_dtype, num_ids), ids_shape), np.ones((), id_dtype))
+  update_ids = broadcast_in_dim(ids, updates_shape, tuple(range(len(updates_shape))))
+  scattered_ids = scatter(full(operand_shape, 0, id_dtype), indices, update_ids, dn,
+                          indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                          mode=mode)
+  operand_kept = ew.eq(scattered_ids, full(operand_shape, 0, id_dtype))
+  update_won = ew.eq(update_ids, _inverse_gather(scattered_ids, indices, dn, updates_shape))
+
+  def masked_scatter(x, ups):
+    x = ew.select_n(operand_kept, full(operand_shape, 0, core.get_aval(x).dtype), x)
+    ups = ew.select_n(update_won, full(updates_shape, 0, core.get_aval(ups).dtype), ups)
+    return scatter_add(x, indices, ups, dn, indices_are_sorted=indices_are_sorted,
+                       unique_indices=unique_indices, mode=mode)
+  return masked_scatter(operand, updates), masked_scatter(t_operand, t_updates)
+
+
+def _scatter_transpose(ct, operand, indices, updates, *, update_jaxpr, update_consts,
+                       dimension_numbers, indices_are_sorted, unique_indices, mode):
+  if not unique_indices:
+    raise NotImplementedError("scatter transpose is only implemented where unique_indices=True")
+  updates_shape = (updates.aval if ad.is_undefined_primal(updates)
+                   else core.get_aval(updates)).shape
+  ct_operand = ct_updates = None
+  if ad.is_undefined_primal(operand):  # overwritten elements get no cotangent
+    zeros = full(updates_shape, 0, core.get_aval(ct).dtype)
+    ct_operand = scatter(ct, indices, zeros, dimension_numbers,
+                         indices_are_sorted=indices_are_sorted, unique_indices=True, mode=mode)
+  if ad.is_undefined_primal(updates):
+    ct_updates = _inverse_gather(ct, indices, dimension_numbers, updates_shape, mode=mode,
+                                 fill_value=0)
+  return [ct_operand, None, ct_updates]
+
+
+scatter_p.def_jvp(_scatter_jvp)
+scatter_p.def_transpose(_scatter_transpose)
+for _prim in (scatter_add_p, scatter_sub_p):
+  _prim.def_jvp(functools.partial(_scatter_addsub_jvp, _prim))
+  _prim.def_transpose(functools.partial(_scatter_addsub_transpose, _prim))
+ad.defjvp(scatter_mul_p, lambda t, x, i, y, **params: scatter_mul_p.bind(t, i, y, **params),
+          None, _scatter_mul_jvp_updates)
+scatter_mul_p.def_transpose(_scatter_mul_transpose)
+for _prim in (scatter_min_p, scatter_max_p):
+  _prim.def_jvp(functools.partial(_scatter_extremal_jvp, _prim))
 
 
 # ----------------------------------------------------------------------------

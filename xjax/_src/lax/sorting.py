@@ -5,6 +5,11 @@ ops (traced on scalars, as the reductions' regions are). Its order on floats
 is JAX's: -inf < ... < inf < NaN, with -0.0 equal to 0.0 and all NaNs equal;
 complex keys compare by (real, imag). `top_k` lowers to `chlo.top_k`, whose
 order puts NaN first and -0.0 below 0.0.
+
+Both are differentiated as JAX does: the tangents are permuted like the
+values (a gather along the sorted axis, the other axes as batching dims), so
+functions that only reorder (median, quantiles) get gradients and functions
+of the order alone (argsort, ranks) get zero ones.
 """
 from __future__ import annotations
 
@@ -16,8 +21,11 @@ import numpy as np
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
+from xjax._src.interpreters import ad
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.reductions import fun_region
+from xjax._src.lax.slicing import GatherDimensionNumbers, GatherScatterMode, gather
+from xjax._src.lax.structural import broadcasted_iota, expand_dims, reshape
 from xjax._src.lax.utils import standard_primitive
 
 
@@ -77,6 +85,32 @@ def _sort_abstract_eval(*avals, dimension, is_stable, num_keys):
   return list(avals)
 
 
+def _take_along(t, idx, axis):
+  """``t`` permuted along `axis` by `idx`: integer indices with a trailing index vector of 1."""
+  ndim = core.get_aval(idx).ndim - 1
+  others = tuple(d for d in range(ndim) if d != axis)
+  dnums = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
+                                 start_index_map=(axis,), operand_batching_dims=others,
+                                 start_indices_batching_dims=others)
+  return gather(t, idx, dnums, (1,) * ndim, mode=GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+  # Sort an iota along with the operands: it is the permutation the tangents follow.
+  shape = core.get_aval(primals[0]).shape
+  index_dtype = np.dtype(np.uint32 if max(shape, default=0) <= np.iinfo(np.uint32).max
+                         else np.uint64)
+  iota = broadcasted_iota(index_dtype, shape, dimension)
+  *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
+                            num_keys=num_keys)
+  idx = expand_dims(perm, (len(shape),))
+  # Integer operands' float0 tangents stay zero.
+  tangents_out = [ad.Zero.from_primal_value(o)
+                  if type(t) is ad.Zero or core.get_aval(t).dtype == dtypes.float0
+                  else _take_along(t, idx, dimension) for o, t in zip(outs, tangents)]
+  return outs, tangents_out
+
+
 def _float_lt(x, y):
   """x < y in the order -inf < ... < inf < NaN, on floats."""
   return ew.bitwise_or(ew.lt(x, y), ew.bitwise_and(ew.ne(y, y), ew.eq(x, x)))
@@ -117,6 +151,7 @@ def _sort_lowering(ctx, *operands, dimension, is_stable, num_keys):
 
 
 sort_p = standard_primitive("sort", _sort_abstract_eval, _sort_lowering, multiple_results=True)
+sort_p.def_jvp(_sort_jvp)
 
 
 def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
@@ -193,6 +228,14 @@ def _top_k_abstract_eval(operand, *, k, axis):
   return [operand.update(shape=shape), operand.update(shape=shape, dtype=np.dtype(np.int32))]
 
 
+def _top_k_jvp(primals, tangents, *, k, axis):
+  values, indices = top_k_p.bind(*primals, k=k, axis=axis)
+  t, = tangents
+  t_values = ad.Zero.from_primal_value(values) if type(t) is ad.Zero else \
+      _take_along(t, reshape(indices, (*core.get_aval(indices).shape, 1)), axis)
+  return [values, indices], [t_values, ad.Zero.from_primal_value(indices)]
+
+
 def _top_k_lowering(ctx, x, *, k, axis):
   aval = ctx.avals_in[0]
   last = aval.ndim - 1
@@ -217,3 +260,4 @@ def _top_k_lowering(ctx, x, *, k, axis):
 
 top_k_p = standard_primitive("top_k", _top_k_abstract_eval, _top_k_lowering,
                              multiple_results=True)
+top_k_p.def_jvp(_top_k_jvp)

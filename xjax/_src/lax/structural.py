@@ -2,7 +2,11 @@
 pad, concatenate, iota, and the helpers JAX's lax has on top of them.
 
 Each primitive is one card: the public wrapper, the `_p`, its abstract eval,
-its lowering and (where JAX hides default params) its print rule.
+its transpose, its lowering and (where JAX hides default params) its print
+rule. Every primitive here but iota is linear, so its jvp applies it to the
+tangents (`ad.deflinear`) and its transpose is another structural op. The
+transposes that need `reduce_sum` or `slice` import them when they run:
+those modules sit below this one.
 """
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ from xjax._src import dispatch
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
 from xjax._src.array import Array
+from xjax._src.interpreters import ad
+from xjax._src.lax import elementwise as ew
 from xjax._src.lax.elementwise import convert_element_type
 from xjax._src.lax.utils import standard_primitive
 
@@ -74,6 +80,15 @@ def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions, sha
   return core.ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
+def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding):
+  # Sum over the new dims and over the size-1 operand dims that were expanded.
+  from xjax._src.lax.reductions import reduce_sum  # reductions sits below structural
+  unit_dims = tuple(i for i, d in enumerate(operand.aval.shape) if d == 1)
+  kept = {d for i, d in enumerate(broadcast_dimensions) if i not in unit_dims}
+  summed = reduce_sum(ct, tuple(d for d in range(len(shape)) if d not in kept))
+  return [expand_dims(summed, unit_dims)]
+
+
 def _broadcast_in_dim_pp(params):
   shown = {k: v for k, v in params.items() if k not in ("shape", "sharding")}
   if not shown["broadcast_dimensions"]:
@@ -89,6 +104,7 @@ def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions, sharding)
 broadcast_in_dim_p = standard_primitive(
     "broadcast_in_dim", _broadcast_in_dim_abstract_eval, _broadcast_in_dim_lowering,
     pp_params=_broadcast_in_dim_pp)
+ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
 def broadcast(operand, sizes):
@@ -141,6 +157,14 @@ def _reshape_abstract_eval(operand, *, new_sizes, dimensions, sharding):
   return core.ShapedArray(new_sizes, operand.dtype, operand.weak_type)
 
 
+def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
+  shape = operand.aval.shape
+  if dimensions is None:
+    return [reshape(ct, shape)]
+  permuted = reshape(ct, tuple(shape[d] for d in dimensions))
+  return [transpose(permuted, tuple(np.argsort(dimensions)))]
+
+
 def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
   if dimensions is not None:
     src = ctx.avals_in[0]
@@ -151,6 +175,7 @@ def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
 
 
 reshape_p = standard_primitive("reshape", _reshape_abstract_eval, _reshape_lowering)
+ad.deflinear(reshape_p, _reshape_transpose)
 
 
 # ----------------------------------------------------------------------------
@@ -232,12 +257,17 @@ def _transpose_abstract_eval(operand, *, permutation):
   return core.ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
+def _transpose_transpose(ct, operand, *, permutation):
+  return [transpose(ct, tuple(int(d) for d in np.argsort(permutation)))]
+
+
 def _transpose_lowering(ctx, x, *, permutation):
   return ctx.op1("stablehlo.transpose", [x], hlo.aval_type(ctx.avals_out[0]),
                  f"permutation = {hlo.i64_array(permutation)}")
 
 
 transpose_p = standard_primitive("transpose", _transpose_abstract_eval, _transpose_lowering)
+ad.deflinear(transpose_p, _transpose_transpose)
 
 
 # ----------------------------------------------------------------------------
@@ -287,11 +317,16 @@ def _squeeze_abstract_eval(operand, *, dimensions):
   return core.ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
+def _squeeze_transpose(ct, operand, *, dimensions):
+  return [expand_dims(ct, dimensions)]
+
+
 def _squeeze_lowering(ctx, x, *, dimensions):
   return ctx.op1("stablehlo.reshape", [x], hlo.aval_type(ctx.avals_out[0]))
 
 
 squeeze_p = standard_primitive("squeeze", _squeeze_abstract_eval, _squeeze_lowering)
+ad.deflinear(squeeze_p, _squeeze_transpose)
 
 
 def expand_dims(array, dimensions):
@@ -365,11 +400,16 @@ def _rev_abstract_eval(operand, *, dimensions):
   return operand
 
 
+def _rev_transpose(ct, operand, *, dimensions):
+  return [rev(ct, dimensions)]
+
+
 def _rev_lowering(ctx, x, *, dimensions):
   return ctx.op1("stablehlo.reverse", [x], x.type, f"dimensions = {hlo.i64_array(dimensions)}")
 
 
 rev_p = standard_primitive("rev", _rev_abstract_eval, _rev_lowering)
+ad.deflinear(rev_p, _rev_transpose)
 
 
 # ----------------------------------------------------------------------------
@@ -429,6 +469,25 @@ def _pad_abstract_eval(operand, padding_value, *, padding_config):
   return core.ShapedArray(shape, operand.dtype, operand.weak_type and padding_value.weak_type)
 
 
+def _pad_transpose(ct, operand, padding_value, *, padding_config):
+  from xjax._src.lax.reductions import reduce_sum  # reductions and slicing sit below
+  from xjax._src.lax.slicing import slice  # noqa: A004 - JAX's name
+  ndim = len(padding_config)
+  ct_operand = ct_padding_value = None
+  if ad.is_undefined_primal(operand) or ad.is_undefined_primal(padding_value):
+    # Undo the edges (re-growing what negative edges cropped), then take every
+    # (interior + 1)-th element.
+    zero = np.zeros((), core.get_aval(ct).dtype)
+    unpadded = pad(ct, zero, tuple((-lo, -hi, 0) for lo, hi, _ in padding_config))
+    ct_operand = slice(unpadded, (0,) * ndim, core.get_aval(unpadded).shape,
+                       tuple(interior + 1 for _, _, interior in padding_config))
+  if ad.is_undefined_primal(padding_value):
+    # Every output element is an operand element or padding.
+    total = lambda x: reduce_sum(x, tuple(range(ndim)))  # noqa: E731
+    ct_padding_value = ew.sub(total(ct), total(ct_operand))
+  return [ct_operand if ad.is_undefined_primal(operand) else None, ct_padding_value]
+
+
 def _pad_lowering(ctx, x, padding_value, *, padding_config):
   low, high, interior = zip(*padding_config) if padding_config else ((), (), ())
   attrs = (f"edge_padding_low = {hlo.i64_array(low)}, edge_padding_high = {hlo.i64_array(high)}, "
@@ -437,6 +496,7 @@ def _pad_lowering(ctx, x, padding_value, *, padding_config):
 
 
 pad_p = standard_primitive("pad", _pad_abstract_eval, _pad_lowering)
+ad.deflinear(pad_p, _pad_transpose)
 
 
 # ----------------------------------------------------------------------------
@@ -496,6 +556,16 @@ def _concatenate_abstract_eval(*operands, dimension):
   return core.ShapedArray(shape, dtype, all(o.weak_type for o in operands))
 
 
+def _concatenate_transpose(ct, *operands, dimension):
+  from xjax._src.lax.slicing import slice_in_dim  # slicing sits below structural
+  sizes = [(o.aval if ad.is_undefined_primal(o) else core.get_aval(o)).shape[dimension]
+           for o in operands]
+  starts = np.cumsum([0, *sizes])
+  return [slice_in_dim(ct, int(start), int(start + size), axis=dimension)
+          if ad.is_undefined_primal(o) else None
+          for o, start, size in zip(operands, starts, sizes)]
+
+
 def _concatenate_lowering(ctx, *xs, dimension):
   return ctx.op1("stablehlo.concatenate", xs, hlo.aval_type(ctx.avals_out[0]),
                  f"dimension = {int(dimension)} : i64")
@@ -503,6 +573,7 @@ def _concatenate_lowering(ctx, *xs, dimension):
 
 concatenate_p = standard_primitive("concatenate", _concatenate_abstract_eval,
                                    _concatenate_lowering)
+ad.deflinear(concatenate_p, _concatenate_transpose)
 
 
 # ----------------------------------------------------------------------------

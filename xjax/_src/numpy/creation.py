@@ -84,6 +84,12 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
     TypeError: the data is not numeric.
     ValueError: nested lists of inhomogeneous shape, or None entries.
 
+  >>> import xjax.numpy as jnp
+  >>> jnp.array([1, 2])
+  Array([1, 2], dtype=int32)
+  >>> jnp.array(1.0)
+  Array(1., dtype=float32, weak_type=True)
+
   Mirrors `jax.numpy.array`.
   """
   if order is not None and order != "K":
@@ -192,7 +198,7 @@ def copy(a, order: str | None = None):
 # Filled arrays
 
 
-def _canonical_shape(shape, fun_name: str):
+def _canonical_shape(shape):
   if isinstance(shape, (list, tuple)):
     return core.canonicalize_shape(shape)
   if np.ndim(shape) == 0 and not isinstance(shape, core.Tracer):
@@ -205,9 +211,23 @@ def _canonical_shape(shape, fun_name: str):
 
 def _fill(shape, fill_value, dtype, weak: bool, device=None):
   value = lax.convert_element_type(fill_value, dtype, weak_type=weak)
-  out = lax_structural.broadcast_in_dim_p.bind(value, shape=tuple(shape), broadcast_dimensions=(),
-                                               sharding=None)
+  if isinstance(value, np.ndarray) and core.current_trace() is core.eval_trace:
+    # Eagerly, a host fill value is baked into a cached executable: no transfer per call.
+    value = np.asarray(value)
+    out = _fill_constant(tuple(shape), value.dtype, weak, value.tobytes())
+  else:
+    out = lax_structural.broadcast_in_dim_p.bind(value, shape=tuple(shape),
+                                                 broadcast_dimensions=(), sharding=None)
   return dispatch.device_put_value(out, device) if device is not None else out
+
+
+@jit(static_argnums=(0, 1, 2, 3))
+def _fill_constant(shape, dtype, weak, value_bytes):
+  # The value travels as bytes so that the static key tells NaN, -0.0 and 0.0 apart.
+  value = np.frombuffer(value_bytes, dtype).reshape(())
+  value = lax.convert_element_type(value, dtype, weak_type=weak)
+  return lax_structural.broadcast_in_dim_p.bind(value, shape=shape, broadcast_dimensions=(),
+                                                sharding=None)
 
 
 def full(shape, fill_value, dtype=None, *, device=None):
@@ -235,7 +255,7 @@ def full(shape, fill_value, dtype=None, *, device=None):
   if np.ndim(fill_value) if not isinstance(fill_value, core.Tracer) else fill_value.ndim:
     out = util.broadcast_to(asarray(fill_value, dtype=dtype), shape)
     return dispatch.device_put_value(out, device) if device is not None else out
-  shape = _canonical_shape(shape, "full")
+  shape = _canonical_shape(shape)
   weak = dtype is None and dtypes.is_weakly_typed(fill_value)
   dtype = dtypes.canonicalize_dtype(dtype_of(fill_value) if dtype is None else dtype)
   return _fill(shape, fill_value, dtype, weak, device)
@@ -245,7 +265,7 @@ def _filled(name, fill):
   def fn(shape, dtype=None, *, device=None):
     if dtype is not None:
       dtype = dtypes.check_user_dtype_supported(dtype, name)
-    shape = _canonical_shape(shape, name)
+    shape = _canonical_shape(shape)
     dtype = dtypes.default_float_dtype() if dtype is None else dtype
     return _fill(shape, fill, dtype, False, device)
   fn.__name__ = fn.__qualname__ = name
@@ -273,7 +293,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
   aval = core.get_aval(util._unwrap(a))
   weak = dtype is None and aval.weak_type
   dtype = aval.dtype if dtype is None else dtypes.check_user_dtype_supported(dtype, "full_like")
-  shape = aval.shape if shape is None else _canonical_shape(shape, "full_like")
+  shape = aval.shape if shape is None else _canonical_shape(shape)
   fill_value = util._unwrap(fill_value)
   if np.ndim(fill_value) if not isinstance(fill_value, core.Tracer) else fill_value.ndim:
     out = util.broadcast_to(asarray(fill_value, dtype=dtype), shape)
@@ -364,6 +384,12 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     ConcretizationTypeError: a bound is traced (e.g. under `jit`).
     ValueError: a bound is not a scalar, or is complex.
 
+  >>> import xjax.numpy as jnp
+  >>> jnp.arange(5)
+  Array([0, 1, 2, 3, 4], dtype=int32)
+  >>> jnp.arange(1.0, 2.0, 0.25)
+  Array([1.  , 1.25, 1.5 , 1.75], dtype=float32)
+
   Mirrors `jax.numpy.arange`.
   """
   from xjax._src.lax import structural
@@ -425,6 +451,10 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
 
   Raises:
     ValueError: `num` is negative.
+
+  >>> import xjax.numpy as jnp
+  >>> jnp.linspace(0.0, 1.0, 5)
+  Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
 
   Mirrors `jax.numpy.linspace`.
   """

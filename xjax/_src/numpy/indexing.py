@@ -614,6 +614,15 @@ class _IndexUpdateHelper:
   bounds, updates are dropped and ``get`` clamps, unless ``mode`` says
   otherwise ('clip', 'drop', 'fill', 'promise_in_bounds').
 
+  >>> import xjax.numpy as jnp
+  >>> x = jnp.zeros(4)
+  >>> x.at[1].set(5.0)
+  Array([0., 5., 0., 0.], dtype=float32)
+  >>> x.at[jnp.array([0, 0, 9])].add(1.0)
+  Array([2., 0., 0., 0.], dtype=float32)
+  >>> jnp.arange(10.0).at[11].get(mode="fill", fill_value=-1.0)
+  Array(-1., dtype=float32)
+
   Mirrors `jax.numpy.ndarray.at`.
   """
   __slots__ = ("array",)
@@ -740,6 +749,10 @@ def take(a, indices, axis: int | None = None, out=None, mode=None, unique_indice
 
   Returns:
     An array of shape ``a.shape[:axis] + indices.shape + a.shape[axis+1:]``.
+
+  >>> import xjax.numpy as jnp
+  >>> jnp.take(jnp.array([10, 20, 30]), jnp.array([2, 0, 5]), mode="clip")
+  Array([30, 10, 30], dtype=int32)
 
   Mirrors `jax.numpy.take`.
   """

@@ -141,6 +141,11 @@ def reshape(a, shape=None, order: str = "C", *, copy: bool | None = None):
   Raises:
     TypeError: the sizes differ, or more than one -1 (JAX's messages).
 
+  >>> import xjax.numpy as jnp
+  >>> jnp.reshape(jnp.arange(6), (2, -1))
+  Array([[0, 1, 2],
+         [3, 4, 5]], dtype=int32)
+
   Mirrors `jax.numpy.reshape`.
   """
   a = ensure_arraylike("reshape", a)
@@ -721,6 +726,11 @@ def where(condition, x=None, y=None, /, *, size: int | None = None, fill_value=N
   Raises:
     ValueError: only one of x and y is given.
 
+  >>> import xjax.numpy as jnp
+  >>> x = jnp.array([-1.0, 2.0, -3.0])
+  >>> jnp.where(x > 0, x, 0.0)
+  Array([0., 2., 0.], dtype=float32)
+
   Mirrors `jax.numpy.where`.
   """
   if x is None and y is None:
@@ -754,6 +764,10 @@ def nonzero(a, *, size: int | None = None, fill_value=None):
   Raises:
     ConcretizationTypeError: `size` is None while tracing.
     ValueError: `a` is 0-d.
+
+  >>> import xjax.numpy as jnp
+  >>> jnp.nonzero(jnp.array([0, 3, 0, 4]), size=3, fill_value=-1)
+  (Array([ 1,  3, -1], dtype=int32),)
 
   Mirrors `jax.numpy.nonzero`.
   """

@@ -15,7 +15,6 @@ import operator
 
 import numpy as np
 
-from xjax._src import core
 from xjax._src import dtypes
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax

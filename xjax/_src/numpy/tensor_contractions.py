@@ -1,4 +1,4 @@
-"""Products: dot, matmul, vdot, inner, outer, tensordot, over `lax.dot_general`.
+"""Products: dot, matmul, vdot, inner, outer, tensordot and einsum, over `lax.dot_general`.
 
 As in JAX, the result dtype is the promoted dtype of the operands (weakly
 typed when both are), passed to dot_general as its `preferred_element_type`.
@@ -11,6 +11,7 @@ from xjax._src import dtypes
 from xjax._src.jit import jit
 from xjax._src.lax import dot as lax_dot
 from xjax._src.lax import elementwise as lax
+from xjax._src.lax import reductions as lax_reductions
 from xjax._src.lax import structural as lax_structural
 from xjax._src.numpy import ufuncs
 from xjax._src.numpy import util
@@ -226,3 +227,135 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     raise TypeError("tensordot axes argument must be an int, a pair of ints, or a pair of "
                     "lists/tuples of ints.")
   return _dot_general(a, b, (contract, ((), ())), precision, out_dtype, weak)
+
+
+# ----------------------------------------------------------------------------
+# einsum
+
+
+def _parse_einsum(subscripts: str, ndims: list[int]):
+  """Input letter lists and the output letters of `subscripts`, with '...' expanded."""
+  subscripts = subscripts.replace(" ", "")
+  if "->" in subscripts:
+    inputs, output = subscripts.split("->")
+  else:
+    inputs, output = subscripts, None
+  in_specs = inputs.split(",")
+  if len(in_specs) != len(ndims):
+    raise ValueError(f"einsum: {len(in_specs)} input subscripts for {len(ndims)} operands")
+  used = set(subscripts) - set(",->.")
+  spare = iter(c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used)
+  n_ellipsis = max([nd - len(s.replace("...", "")) for s, nd in zip(in_specs, ndims)
+                    if "..." in s] or [0])
+  ellipsis = "".join(next(spare) for _ in range(n_ellipsis))
+  specs = []
+  for s, nd in zip(in_specs, ndims):
+    if "..." in s:
+      k = nd - len(s.replace("...", ""))
+      s = s.replace("...", ellipsis[n_ellipsis - k:] if k else "")
+    if len(s) != nd:
+      raise ValueError(f"einsum: subscripts {s!r} do not match an operand of rank {nd}")
+    specs.append(list(s))
+  if output is None:
+    letters = [c for s in specs for c in s if c not in ellipsis]
+    output = ellipsis + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+  else:
+    output = output.replace("...", ellipsis)
+  return specs, list(output)
+
+
+def _take_diagonals(x, spec):
+  # A letter repeated within one operand selects the diagonal of those axes.
+  while len(set(spec)) != len(spec):
+    letter = next(c for c in spec if spec.count(c) > 1)
+    p = spec.index(letter)
+    q = spec.index(letter, p + 1)
+    n = util.shape(x)[p]
+    eye = lax.eq(lax_structural.broadcasted_iota(np.int32, (n, n), 0),
+                 lax_structural.broadcasted_iota(np.int32, (n, n), 1))
+    mask = lax_structural.broadcast_in_dim(eye, util.shape(x), (p, q))
+    x = lax.select_n(mask, lax_structural.full_like(x, 0), x)
+    x = lax_reductions.reduce_sum(x, (q,))
+    spec = spec[:q] + spec[q + 1:]
+  return x, spec
+
+
+@jit(static_argnames=("subscripts", "precision", "preferred_element_type"))
+def _einsum(operands, subscripts, precision, preferred_element_type):
+  out_dtype, weak = (dtypes.result_type(*operands, return_weak_type_flag=True)
+                     if preferred_element_type is None else (preferred_element_type, False))
+  out_dtype = dtypes.canonicalize_dtype(out_dtype)
+  specs, output = _parse_einsum(subscripts, [util.ndim(x) for x in operands])
+  arrays = []
+  for i, (x, spec) in enumerate(zip(operands, specs)):
+    x = lax.convert_element_type(x, out_dtype)
+    x, spec = _take_diagonals(x, spec)
+    # Letters seen nowhere else are summed out right away.
+    others = set(output).union(*(set(s) for j, s in enumerate(specs) if j != i))
+    lonely = [a for a, c in enumerate(spec) if c not in others]
+    if lonely:
+      x = lax_reductions.reduce_sum(x, tuple(lonely))
+      spec = [c for c in spec if c in others]
+    arrays.append((x, spec))
+  x, spec = arrays[0]
+  for k, (y, yspec) in enumerate(arrays[1:], start=1):
+    later = set(output).union(*(set(s) for _, s in arrays[k + 1:]))
+    shared = [c for c in spec if c in yspec]
+    batch = [c for c in shared if c in later]
+    contract = [c for c in shared if c not in later]
+    dims = ((tuple(spec.index(c) for c in contract), tuple(yspec.index(c) for c in contract)),
+            (tuple(spec.index(c) for c in batch), tuple(yspec.index(c) for c in batch)))
+    x = lax_dot.dot_general(x, y, dims, precision=precision, preferred_element_type=out_dtype)
+    spec = batch + [c for c in spec if c not in shared] + [c for c in yspec if c not in shared]
+  missing = [c for c in output if c not in spec]
+  if missing:
+    raise ValueError(f"einsum: output subscript(s) {''.join(missing)} do not appear in the inputs")
+  extra = tuple(a for a, c in enumerate(spec) if c not in output)
+  if extra:
+    x = lax_reductions.reduce_sum(x, extra)
+    spec = [c for c in spec if c in output]
+  perm = tuple(spec.index(c) for c in output)
+  if perm != tuple(range(len(perm))):
+    x = lax_structural.transpose(x, perm)
+  return lax.convert_element_type(x, out_dtype, weak_type=weak)
+
+
+def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None, out=None,
+           optimize=None):
+  """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
+
+  Operands are contracted left to right with `lax.dot_general`; a letter
+  repeated within one operand takes a diagonal, and letters absent from the
+  output are summed. '...' stands for broadcast leading axes.
+
+  Args:
+    subscripts: the index string, e.g. ``"bij,bjk->bik"`` (implicit output:
+      the letters appearing once, sorted).
+    *operands: the arrays.
+    precision: passed to `lax.dot_general`.
+    preferred_element_type: the accumulation and result dtype.
+    out: unsupported; must be None.
+    optimize: accepted for compatibility (the order is left to right).
+
+  Returns:
+    The contracted array.
+
+  Raises:
+    ValueError: malformed subscripts.
+
+  >>> import xjax.numpy as jnp
+  >>> jnp.einsum("ij,j->i", jnp.ones((2, 3)), jnp.arange(3.0))
+  Array([3., 3.], dtype=float32)
+
+  Mirrors `jax.numpy.einsum`.
+  """
+  util.check_no_out("einsum", out)
+  if not isinstance(subscripts, str):
+    raise NotImplementedError("jnp.einsum takes a subscripts string (the interleaved operand "
+                              "form is not supported)")
+  operands = util.ensure_arraylike("einsum", *operands)
+  operands = operands if isinstance(operands, tuple) else (operands,)
+  if preferred_element_type is not None:
+    preferred_element_type = dtypes.check_user_dtype_supported(preferred_element_type, "einsum")
+  return _einsum(list(operands), subscripts=subscripts, precision=precision,
+                 preferred_element_type=preferred_element_type)

@@ -1,0 +1,261 @@
+"""jvp, linearize, vjp, grad and friends, custom rules, checkpoint: values and errors."""
+import functools
+
+import numpy as np
+import pytest
+
+import xjax
+import xjax.numpy as jnp
+from xjax import lax
+from xjax.test_util import check_grads
+
+
+def _close(a, b, tol=1e-5):
+  np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def test_jvp_of_sin_matches_docstring_example():
+  primals, tangents = xjax.jvp(jnp.sin, (0.1,), (0.2,))
+  _close(primals, np.sin(0.1))
+  _close(tangents, 0.2 * np.cos(0.1))
+
+
+def test_jvp_argument_errors():
+  with pytest.raises(TypeError, match="must be tuples or lists; found float and float"):
+    xjax.jvp(jnp.sin, 0.1, 0.2)
+  with pytest.raises(TypeError, match="must have the same tree structure"):
+    xjax.jvp(lambda x, y: x, (1.0, 2.0), (1.0,))
+  with pytest.raises(TypeError, match="dtypes must be equal"):
+    xjax.jvp(jnp.sin, (jnp.float32(1.0),), (jnp.int32(1),))
+  with pytest.raises(ValueError, match="different primal and tangent shapes"):
+    xjax.jvp(jnp.sin, (jnp.ones(3),), (jnp.ones(2),))
+
+
+def test_grad_argnums_and_value_and_grad():
+  f = lambda x, y: x * x * y + jnp.sin(y)
+  _close(xjax.grad(f)(2.0, 3.0), 12.0)
+  gx, gy = xjax.grad(f, argnums=(0, 1))(2.0, 3.0)
+  _close(gx, 12.0)
+  _close(gy, 4.0 + np.cos(3.0))
+  value, g = xjax.value_and_grad(f, argnums=1)(2.0, 3.0)
+  _close(value, 12.0 + np.sin(3.0))
+  _close(g, 4.0 + np.cos(3.0))
+
+
+def test_grad_has_aux():
+  def loss(w):
+    y = w * 3.0
+    return y * y, {"y": y}
+  g, aux = xjax.grad(loss, has_aux=True)(2.0)
+  _close(g, 36.0)
+  _close(aux["y"], 6.0)
+  assert isinstance(aux["y"], xjax.Array)
+
+
+def test_grad_of_pytree_argument():
+  params = {"w": jnp.array([1.0, 2.0]), "b": jnp.array(0.5)}
+  def loss(p):
+    return jnp.sum(p["w"] * p["w"]) + p["b"] * 3.0
+  g = xjax.grad(loss)(params)
+  _close(g["w"], [2.0, 4.0])
+  _close(g["b"], 3.0)
+
+
+def test_grad_errors_match_jax():
+  with pytest.raises(TypeError, match=r"Gradient only defined for scalar-output functions\. Output had shape: \(3,\)\."):
+    xjax.grad(lambda x: x * jnp.ones(3))(1.0)
+  with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs"):
+    xjax.grad(lambda x: x * 2.0)(1)
+  with pytest.raises(TypeError, match="requires at least 3 positional arguments"):
+    xjax.grad(lambda x: x, argnums=2)(1.0)
+  with pytest.raises(TypeError, match="grad requires real-valued outputs"):
+    xjax.grad(lambda x: lax.complex(x, x))(1.0)
+
+
+def test_grad_allow_int_gives_float0_zeros():
+  g = xjax.grad(lambda x, n: x * 2.0, argnums=(0, 1), allow_int=True)(1.5, 3)
+  _close(g[0], 2.0)
+  assert g[1].dtype == xjax.dtypes.float0 and g[1].shape == ()
+
+
+def test_python_control_flow_on_concrete_values_under_grad():
+  def f(x):
+    if x < 3:
+      return 3. * x ** 2
+    return -4 * x
+  _close(xjax.grad(f)(2.), 12.0)
+  _close(xjax.grad(f)(4.), -4.0)
+
+
+def test_grad_of_jit_and_jit_of_grad_and_grad_of_grad():
+  f = lambda x: jnp.sin(x) * x
+  expected = np.cos(2.0) * 2.0 + np.sin(2.0)
+  _close(xjax.grad(xjax.jit(f))(2.0), expected)
+  _close(xjax.jit(xjax.grad(f))(2.0), expected)
+  _close(xjax.grad(xjax.grad(f))(2.0), -np.sin(2.0) * 2.0 + 2 * np.cos(2.0))
+
+
+def test_linearize_matches_jvp():
+  f = lambda x: jnp.sin(x) * jnp.cos(x)
+  y, f_jvp = xjax.linearize(f, 1.3)
+  _close(y, np.sin(1.3) * np.cos(1.3))
+  _close(f_jvp(2.0), 2.0 * np.cos(2.6))
+
+
+def test_vjp_cotangent_errors():
+  _, pullback = xjax.vjp(lambda x: x * 2.0, jnp.ones(3))
+  with pytest.raises(ValueError, match="Shape of cotangent input to vjp pullback function"):
+    pullback(jnp.ones(2))
+  with pytest.raises(TypeError, match="Tree structure of cotangent input"):
+    pullback((jnp.ones(3),))
+
+
+def test_grad_tracer_prints_as_grad_tracer(capsys):
+  def f(x):
+    print(x)
+    return x * x
+  xjax.grad(f)(6.0)
+  assert capsys.readouterr().out == "GradTracer(primal=6.0, typeof(tangent)=f32[])\n"
+
+
+def test_stop_gradient():
+  f = lambda x: x * lax.stop_gradient(x)
+  _close(xjax.grad(f)(3.0), 3.0)
+  assert "stop_gradient" in str(xjax.make_jaxpr(lax.stop_gradient)(1.0))
+
+
+def test_custom_jvp_rule_is_used_and_composes():
+  @xjax.custom_jvp
+  def f(x, y):
+    return jnp.sin(x) * y
+
+  @f.defjvp
+  def f_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    return f(x, y), jnp.cos(x) * x_dot * y + jnp.sin(x) * y_dot
+
+  _close(f(2., 3.), np.sin(2.) * 3.)
+  _close(xjax.grad(f)(2., 3.), 3 * np.cos(2.))
+  _close(xjax.grad(xjax.jit(f))(2., 3.), 3 * np.cos(2.))
+  _close(xjax.jit(xjax.grad(f))(2., 3.), 3 * np.cos(2.))
+  _close(xjax.grad(xjax.grad(f))(2., 3.), -3 * np.sin(2.))
+
+
+def test_custom_jvp_defjvps_and_nondiff_argnums():
+  @xjax.custom_jvp
+  def triple_gradient(x):
+    return x
+  triple_gradient.defjvps(lambda g, ans, x: g * 3.0)
+  _close(xjax.grad(lambda x: triple_gradient(x) * 5.0)(2.0), 15.0)
+
+  @functools.partial(xjax.custom_jvp, nondiff_argnums=(0,))
+  def app(f, x):
+    return f(x)
+
+  @app.defjvp
+  def app_jvp(f, primals, tangents):
+    (x,), (t,) = primals, tangents
+    return app(f, x), 2.0 * t
+
+  _close(xjax.grad(lambda x: app(jnp.sin, x))(1.0), 2.0)
+
+
+def test_custom_jvp_rule_output_errors():
+  @xjax.custom_jvp
+  def f(x):
+    return x
+
+  f.defjvp(lambda p, t: p[0])
+  with pytest.raises(TypeError, match="Custom JVP rule must produce a pair"):
+    xjax.jvp(f, (1.0,), (1.0,))
+
+
+def test_custom_vjp_rule_is_used():
+  @xjax.custom_vjp
+  def f(x, y):
+    return jnp.sin(x) * y
+
+  def fwd(x, y):
+    return f(x, y), (jnp.cos(x), jnp.sin(x), y)
+
+  def bwd(res, g):
+    cos_x, sin_x, y = res
+    return (cos_x * g * y, sin_x * g)
+
+  f.defvjp(fwd, bwd)
+  gx, gy = xjax.grad(f, argnums=(0, 1))(2., 3.)
+  _close(gx, 3 * np.cos(2.))
+  _close(gy, np.sin(2.))
+  _close(xjax.grad(xjax.jit(f))(2., 3.), 3 * np.cos(2.))
+  with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+    xjax.jvp(f, (2., 3.), (1., 0.))
+
+
+def test_custom_vjp_bwd_none_means_zero_and_nondiff():
+  @functools.partial(xjax.custom_vjp, nondiff_argnums=(1,))
+  def scale(x, k):
+    return x * k
+
+  scale.defvjp(lambda x, k: (scale(x, k), None), lambda k, res, g: (g * k * 10.0,))
+  _close(xjax.grad(scale)(1.0, 2.0), 20.0)
+
+
+def test_checkpoint_values_and_gradients_and_recomputation():
+  def f(x):
+    return jnp.sin(jnp.sin(x)) * 2.0
+  remat_f = xjax.checkpoint(f)
+  _close(remat_f(0.7), f(0.7))
+  _close(xjax.grad(remat_f)(0.7), xjax.grad(f)(0.7))
+  # The staged linear part recomputes the sines: they appear in the grad jaxpr twice.
+  text = str(xjax.make_jaxpr(xjax.grad(remat_f))(0.7))
+  assert text.count("sin") >= 2
+  saved = xjax.checkpoint(f, policy=xjax.checkpoint_policies.everything_saveable)
+  _close(xjax.grad(saved)(0.7), xjax.grad(f)(0.7))
+
+
+def test_checkpoint_static_argnums():
+  def f(x, n):
+    for _ in range(n):
+      x = jnp.sin(x)
+    return x
+  g = xjax.checkpoint(f, static_argnums=(1,))
+  _close(xjax.grad(g)(0.5, 2), xjax.grad(lambda x: f(x, 2))(0.5))
+
+
+def test_jacfwd_jacrev_hessian():
+  A = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]], np.float32)
+  f = lambda x: jnp.tanh(jnp.dot(A, x))
+  x = jnp.array([0.1, -0.2, 0.3])
+  expected = (1 - np.tanh(A @ np.asarray(x)) ** 2)[:, None] * A
+  _close(xjax.jacfwd(f)(x), expected)
+  _close(xjax.jacrev(f)(x), expected)
+  _close(xjax.jacobian(f)(x), expected)
+  g = lambda x: jnp.sum(x ** 3)
+  _close(xjax.hessian(g)(x), np.diag(6 * np.asarray(x)))
+  _close(xjax.jit(xjax.jacrev(f))(x), expected)
+
+
+def test_leaked_jvp_tracer_is_an_error():
+  saved = []
+  xjax.grad(lambda x: saved.append(x) or x * 2.0)(1.0)
+  with pytest.raises(xjax.errors.UnexpectedTracerError):
+    xjax.jit(lambda y: y + saved[0])(1.0)
+
+
+def test_nan_gradient_through_where_and_safe_double_where():
+  def my_log(x):
+    return jnp.where(x > 0., jnp.log(x), 0.)
+  assert float(my_log(0.)) == 0.0
+  assert np.isnan(float(xjax.grad(my_log)(0.)))
+
+  def safe_for_grad_log(x):
+    return jnp.log(jnp.where(x > 0., x, 1.))
+  assert float(safe_for_grad_log(0.)) == 0.0
+  assert float(xjax.grad(safe_for_grad_log)(0.)) == 0.0
+
+
+def test_check_grads_on_a_composite():
+  f = lambda x, y: jnp.sum(jnp.sin(x) * y + x ** 2)
+  check_grads(f, (np.array([0.3, -0.4], np.float32), np.array([1.2, 0.5], np.float32)),
+              order=2, modes=("fwd", "rev"))

@@ -1,0 +1,83 @@
+"""xjax.nn activations against NumPy/SciPy references, and their gradients."""
+import numpy as np
+import pytest
+import scipy.special
+
+import xjax
+import xjax.numpy as jnp
+from xjax import nn
+from xjax.test_util import check_grads
+
+X = np.array([-3.0, -1.5, -0.2, 0.0, 0.4, 2.0, 5.0], np.float32)
+
+
+def _close(a, b, tol=1e-5):
+  np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+REFERENCES = {
+    "sigmoid": lambda x: scipy.special.expit(x),
+    "relu": lambda x: np.maximum(x, 0),
+    "relu6": lambda x: np.minimum(np.maximum(x, 0), 6),
+    "softplus": lambda x: np.logaddexp(x, 0),
+    "soft_sign": lambda x: x / (np.abs(x) + 1),
+    "squareplus": lambda x: (x + np.sqrt(x * x + 4)) / 2,
+    "silu": lambda x: x * scipy.special.expit(x),
+    "log_sigmoid": lambda x: -np.logaddexp(-x, 0),
+    "elu": lambda x: np.where(x > 0, x, np.expm1(x)),
+    "leaky_relu": lambda x: np.where(x >= 0, x, 0.01 * x),
+    "gelu": lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))),
+    "hard_tanh": lambda x: np.clip(x, -1, 1),
+    "celu": lambda x: np.maximum(x, 0) + np.minimum(np.expm1(x), 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_activation_matches_reference(name):
+  _close(getattr(nn, name)(X), REFERENCES[name](X.astype(np.float64)), tol=2e-5)
+
+
+def test_gelu_exact():
+  _close(nn.gelu(X, approximate=False), X * scipy.stats.norm.cdf(X) if hasattr(scipy, "stats")
+         else X * 0.5 * scipy.special.erfc(-X / np.sqrt(2)), tol=2e-5)
+
+
+def test_softmax_log_softmax_logsumexp():
+  x = np.array([[1.0, 2.0, 3.0], [-1.0, 0.0, 100.0]], np.float32)
+  _close(nn.softmax(x), scipy.special.softmax(x, axis=-1))
+  _close(nn.log_softmax(x), scipy.special.log_softmax(x, axis=-1), tol=1e-4)
+  _close(nn.logsumexp(x, axis=1), scipy.special.logsumexp(x, axis=1), tol=1e-4)
+  _close(nn.logsumexp(x), scipy.special.logsumexp(x), tol=1e-4)
+  _close(nn.softmax(x, axis=0), scipy.special.softmax(x, axis=0))
+
+
+def test_one_hot_and_standardize():
+  _close(nn.one_hot(jnp.array([0, 2, 5]), 3), [[1, 0, 0], [0, 0, 1], [0, 0, 0]])
+  assert nn.one_hot(jnp.array([1]), 4, dtype=jnp.int32).dtype == np.int32
+  x = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+  _close(nn.standardize(x), (x - x.mean()) / np.sqrt(x.var() + 1e-5), tol=1e-5)
+
+
+def test_relu_gradient_at_zero_is_zero():
+  assert float(xjax.grad(nn.relu)(0.0)) == 0.0
+  assert float(xjax.grad(nn.relu)(2.0)) == 1.0
+
+
+def test_sigmoid_gradient_values_from_the_seed():
+  # The Sharp Bits: the derivative of sigmoid(x) at these points, to 2 decimals.
+  xs = [-10.0, -2.0, 0.0, 2.0, 10.0]
+  grads = [float(xjax.grad(nn.sigmoid)(x)) for x in xs]
+  np.testing.assert_allclose(np.round(grads, 2), [0.0, 0.1, 0.25, 0.1, 0.0])
+
+
+@pytest.mark.parametrize("name", ["sigmoid", "softplus", "silu", "gelu", "soft_sign", "squareplus"])
+def test_smooth_activation_gradients(name):
+  check_grads(getattr(nn, name), (np.array([-1.3, 0.2, 0.9], np.float32),), order=2,
+              modes=("fwd", "rev"))
+
+
+def test_softmax_gradients():
+  check_grads(lambda x: nn.softmax(x)[1], (np.array([0.3, -0.2, 1.1], np.float32),), order=1,
+              modes=("fwd", "rev"))
+  check_grads(lambda x: nn.logsumexp(x), (np.array([0.3, -0.2, 1.1], np.float32),), order=2,
+              modes=("rev",))

@@ -1,0 +1,13 @@
+"""The examples in the jnp docstrings run and print what they show."""
+import doctest
+
+import pytest
+
+from xjax._src.numpy import creation, indexing, lax_numpy, tensor_contractions
+
+
+@pytest.mark.parametrize("module", [creation, indexing, lax_numpy, tensor_contractions],
+                         ids=lambda m: m.__name__)
+def test_docstring_examples_run(module):
+  result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+  assert result.attempted > 0 and result.failed == 0
