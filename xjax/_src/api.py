@@ -239,6 +239,8 @@ def _primal_value(x):
 def _to_array(x):
   if isinstance(x, (Array, core.Tracer)):
     return x
+  if getattr(x, "dtype", None) == dtypes.float0:
+    return np.zeros(np.shape(x), dtypes.float0)  # as JAX: float0 tangents stay NumPy arrays
   return dispatch.device_put_value(np.asarray(x) if not isinstance(x, (int, float, complex, bool)) else x)
 
 
