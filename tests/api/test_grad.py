@@ -259,3 +259,14 @@ def test_check_grads_on_a_composite():
   f = lambda x, y: jnp.sum(jnp.sin(x) * y + x ** 2)
   check_grads(f, (np.array([0.3, -0.4], np.float32), np.array([1.2, 0.5], np.float32)),
               order=2, modes=("fwd", "rev"))
+
+
+def test_closure_convert_hoists_closed_over_values():
+  c = jnp.array([1.0, 2.0])
+  def f(x):
+    return jnp.sum(x * c)
+  converted, consts = xjax.closure_convert(f, jnp.ones(2))
+  assert len(consts) == 1
+  np.testing.assert_allclose(consts[0], [1.0, 2.0])
+  _close(converted(jnp.ones(2), *consts), 3.0)
+  _close(converted(jnp.ones(2), jnp.array([5.0, 5.0])), 10.0)
