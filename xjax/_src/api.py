@@ -441,6 +441,16 @@ def _argnums_tuple(argnums, n_args: int):
   return single, tuple(i % n_args for i in nums)
 
 
+def _with_args_at(fun, args, kwargs, nums):
+  """`fun` as a function of the arguments at positions `nums` (the others fixed)."""
+  def partial_fun(*dyn_args):
+    full = list(args)
+    for i, a in zip(nums, dyn_args):
+      full[i] = a
+    return fun(*full, **kwargs)
+  return partial_fun
+
+
 def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
                    allow_int: bool = False, reduce_axes=()):
   """A function returning ``(fun(*args), gradient of fun at args)``.
@@ -472,11 +482,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
     for leaf in tree_util.tree_leaves(dyn):
       _check_input_dtype_grad(holomorphic, allow_int, leaf)
 
-    def partial_fun(*dyn_args):
-      full = list(args)
-      for i, a in zip(nums, dyn_args):
-        full[i] = a
-      return fun(*full, **kwargs)
+    partial_fun = _with_args_at(fun, args, kwargs, nums)
 
     if has_aux:
       ans, vjp_fun, aux = vjp(partial_fun, *dyn, has_aux=True)
@@ -574,11 +580,7 @@ def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
                         "holomorphic=True. For differentiation of non-holomorphic functions involving "
                         "complex inputs or integer inputs, use jax.jvp directly.")
 
-    def partial_fun(*dyn_args):
-      full = list(args)
-      for i, a in zip(nums, dyn_args):
-        full[i] = a
-      return fun(*full, **kwargs)
+    partial_fun = _with_args_at(fun, args, kwargs, nums)
 
     columns, aux, out = [], None, None
     for tangents in _std_basis(leaves):
@@ -618,11 +620,7 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False, all
     for leaf in leaves:
       _check_input_dtype_grad(holomorphic, allow_int, leaf)
 
-    def partial_fun(*dyn_args):
-      full = list(args)
-      for i, a in zip(nums, dyn_args):
-        full[i] = a
-      return fun(*full, **kwargs)
+    partial_fun = _with_args_at(fun, args, kwargs, nums)
 
     if has_aux:
       out, vjp_fun, aux = vjp(partial_fun, *dyn, has_aux=True)
