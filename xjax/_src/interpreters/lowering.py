@@ -90,7 +90,7 @@ class LoweringContext:
 
   def constant(self, value, dtype=None) -> Value:
     value = np.asarray(value, dtype)
-    if value.dtype.kind == "V":  # float0 carries no data: lowered as bool zeros, as in JAX
+    if value.dtype.names == ("float0",):  # float0 has no data: bool zeros, as in JAX
       value = np.zeros(value.shape, np.bool_)
     ty = hlo.tensor_type(value.shape, value.dtype)
     return self.op1("stablehlo.constant", [], ty, f"value = {hlo.dense_elements(value)} : {ty}")
