@@ -21,6 +21,7 @@ from xjax._src.api import (grad as grad, hessian as hessian, jacfwd as jacfwd,
 from xjax._src.checkpoint import (checkpoint as checkpoint,
                                   checkpoint_policies as checkpoint_policies, remat as remat)
 from xjax._src.core import ShapedArray as ShapedArray
+from xjax._src.vmap import vmap as vmap
 from xjax._src.custom_derivatives import (closure_convert as closure_convert,
                                           custom_jvp as custom_jvp, custom_vjp as custom_vjp)
 

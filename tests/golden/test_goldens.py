@@ -46,8 +46,6 @@ NOT_YET: set[str] = {
     'seed_random_split_subkey_normal',
     'seed_while_loop',
     'tracer_vmap',
-    'vmap_in_axes_out_of_range',
-    'vmap_inconsistent_sizes',
     'while_loop_carry_type_mismatch',
 }
 

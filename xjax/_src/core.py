@@ -199,11 +199,12 @@ class Primitive:
     self.abstract_eval = None   # (*avals, **params) -> aval or list of avals
     self.jvp = None             # (primals, tangents, **params) -> (primal_out, tangent_out)
     self.transpose = None       # (cts, *args, **params) -> cotangents of the args
-    self.batch = None           # (args, dims, **params) -> (out, out_dim)
+    self.batch = None           # (axis_data, args, dims, **params) -> (out, out_dim)
     self.lowering = None        # (ctx, *operands, **params) -> result values
     self.pp_params = None       # params -> params as printed in jaxprs
     self.pp_eqn = None          # (eqn, PpContext) -> Doc, for a fully custom print rule
     self.is_effectful = False
+    self.batch_always = False   # the batch rule runs even with no batched operand (collectives)
 
   def __repr__(self):
     return self.name
@@ -292,6 +293,7 @@ eval_trace = EvalTrace()
 class _TraceContext(threading.local):
   def __init__(self):
     self.trace = eval_trace
+    self.axis_env = {}  # axis name -> size, for the collectives (vmap's axis_name)
 
 
 trace_ctx = _TraceContext()
@@ -314,6 +316,35 @@ class set_current_trace:
 
 def current_trace() -> Trace:
   return trace_ctx.trace
+
+
+class extend_axis_env:
+  """Context manager binding a named axis of `size` (vmap's ``axis_name``).
+
+  Collectives (`lax.psum`, `lax.axis_index`, ...) look names up here; an inner
+  binding of the same name shadows the outer one. A None name binds nothing.
+  """
+  __slots__ = ("name", "size", "prev")
+
+  def __init__(self, name, size: int):
+    self.name = name
+    self.size = size
+
+  def __enter__(self):
+    self.prev = trace_ctx.axis_env
+    if self.name is not None:
+      trace_ctx.axis_env = {**self.prev, self.name: self.size}
+
+  def __exit__(self, *exc):
+    trace_ctx.axis_env = self.prev
+
+
+def axis_size(name) -> int:
+  """The size of the bound axis `name`; NameError (as in JAX) when it is unbound."""
+  env = trace_ctx.axis_env
+  if name not in env:
+    raise NameError(f"unbound axis name: {name}")
+  return env[name]
 
 
 def escaped_tracer_error(tracer, detail: str | None = None) -> errors.UnexpectedTracerError:

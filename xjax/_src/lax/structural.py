@@ -20,6 +20,7 @@ from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
 from xjax._src.array import Array
 from xjax._src.interpreters import ad
+from xjax._src.interpreters import batching
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.elementwise import convert_element_type
 from xjax._src.lax.utils import standard_primitive
@@ -717,3 +718,28 @@ def broadcast_to_rank(x, rank: int):
   if ndim == rank:
     return _asarray(x)
   return _asarray(broadcast(x, (1,) * (rank - ndim)))
+
+
+# ----------------------------------------------------------------------------
+# The axis moves of the batching interpreter
+
+
+def _moveaxis(x, src: int, dst: int):
+  perm = [i for i in range(np.ndim(x)) if i != src]
+  perm.insert(dst, src)
+  return transpose(x, tuple(perm))
+
+
+def _broadcast_axis(x, size: int, axis: int):
+  shape = list(np.shape(x))
+  shape.insert(axis, size)
+  dims = tuple(i for i in range(len(shape)) if i != axis)
+  return broadcast_in_dim(x, tuple(shape), dims)
+
+
+def _expand_trailing(x, ndim: int):
+  return reshape(x, tuple(np.shape(x)) + (1,) * (ndim - np.ndim(x)))
+
+
+batching.register_axis_ops(moveaxis=_moveaxis, broadcast=_broadcast_axis,
+                           expand_trailing=_expand_trailing)

@@ -1,0 +1,294 @@
+"""Vectorization: the batching interpreter behind `vmap`.
+
+* A `BatchTracer` is a value with one extra axis, the batch axis, at position
+  `batch_dim` of its underlying value `val`; ``batch_dim=None`` (`not_mapped`)
+  means the value is the same for every member of the batch.
+* `BatchTrace.process_primitive` calls the primitive's `batch` rule,
+  ``rule(axis_data, args, dims, **params) -> (out, out_dim)``, under the parent
+  trace. Primitives none of whose operands are batched run unchanged.
+* `AxisData` names the mapped axis and its size; the collectives
+  (`lax.psum`, `lax.axis_index`, ...) read it to act across the batch.
+
+`batch_flat` runs a flat function under a new batch trace; `batch_jaxpr`
+batches a closed jaxpr, for the higher-order primitives' rules. The helpers
+`defvectorized`, `defbroadcasting` and `defreducer` build the common rules.
+
+The two axis moves every rule needs, `moveaxis` and `broadcast`, bind lax
+primitives; lax registers them here with `register_axis_ops` (lax sits above
+this module).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from xjax._src import core
+from xjax._src.interpreters import partial_eval as pe
+
+not_mapped = None
+
+
+class AxisData(NamedTuple):
+  """The mapped axis of one vmap: its name (None if unnamed) and size."""
+  name: Any
+  size: int
+
+
+# ----------------------------------------------------------------------------
+# Axis moves (bound to lax primitives by lax at import)
+
+_axis_ops: dict[str, Any] = {}
+
+
+def register_axis_ops(*, moveaxis, broadcast, expand_trailing) -> None:
+  """Called once by lax: `moveaxis(x, src, dst)`, `broadcast(x, size, axis)`
+  and `expand_trailing(x, ndim)` (size-1 axes appended up to rank `ndim`)."""
+  _axis_ops.update(moveaxis=moveaxis, broadcast=broadcast, expand_trailing=expand_trailing)
+
+
+def moveaxis(x, src: int, dst: int):
+  """`x` with axis `src` moved to position `dst` (a `transpose`; no-op if equal)."""
+  if src == dst:
+    return x
+  return _axis_ops["moveaxis"](x, src, dst)
+
+
+def broadcast(x, size: int, axis: int):
+  """`x` with a new axis of `size` inserted at `axis` (a `broadcast_in_dim`)."""
+  return _axis_ops["broadcast"](x, size, axis)
+
+
+def bdim_at_front(x, bdim, size: int):
+  """`x` with its batch axis first; an unbatched `x` is broadcast to `size`."""
+  if bdim is not_mapped:
+    return broadcast(x, size, 0)
+  return moveaxis(x, bdim, 0)
+
+
+def move_to(x, bdim, dst, size: int):
+  """`x` with its batch axis at `dst`, broadcasting an unbatched `x`."""
+  if bdim is not_mapped:
+    return broadcast(x, size, dst)
+  return moveaxis(x, bdim, dst)
+
+
+# ----------------------------------------------------------------------------
+# Tracer and trace
+
+
+class BatchTracer(core.Tracer):
+  """A batched value: `val` with the batch axis at `batch_dim`.
+
+  Printed ``VmapTracer(aval=float32[4], batched=float32[3,4])`` as in JAX.
+  """
+  __slots__ = ("val", "batch_dim", "_aval")
+  tracer_name = "VmapTracer"
+
+  def __init__(self, trace, val, batch_dim: int):
+    self._trace = trace
+    self.val = val
+    self.batch_dim = batch_dim
+    full = core.get_aval(val)
+    shape = full.shape
+    self._aval = full.update(shape=shape[:batch_dim] + shape[batch_dim + 1:])
+
+  @property
+  def aval(self):
+    return self._aval
+
+  def _origin_msg(self) -> str:
+    return self.val._origin_msg() if isinstance(self.val, core.Tracer) else ""
+
+  def __repr__(self):
+    return f"VmapTracer(aval={self._aval}, batched={core.get_aval(self.val)})"
+
+
+class BatchTrace(core.Trace):
+  """Interprets primitives on batched values with their batching rules."""
+  __slots__ = ("axis_data",)
+
+  def __init__(self, parent_trace, axis_data: AxisData, tag=None):
+    super().__init__(parent_trace, tag)
+    self.axis_data = axis_data
+
+  def to_batch_info(self, x):
+    if isinstance(x, BatchTracer) and x._trace.tag is self.tag:
+      return x.val, x.batch_dim
+    return x, not_mapped
+
+  def process_primitive(self, primitive, args, params):
+    vals, dims = zip(*map(self.to_batch_info, args)) if args else ((), ())
+    if not primitive.batch_always and all(d is not_mapped for d in dims):
+      with core.set_current_trace(self.parent_trace):
+        return primitive.bind(*vals, **params)
+    rule = primitive.batch
+    if rule is None:
+      raise core.missing_rule("Batching", primitive)
+    with core.set_current_trace(self.parent_trace):
+      out, out_dim = rule(self.axis_data, vals, dims, **params)
+    if primitive.multiple_results:
+      return [self.box(x, d) for x, d in zip(out, out_dim, strict=True)]
+    return self.box(out, out_dim)
+
+  def box(self, x, bdim):
+    return x if bdim is not_mapped else BatchTracer(self, x, bdim)
+
+
+def batch_flat(fun, axis_data: AxisData, args, in_dims, out_dims_dest, tag=None):
+  """Runs flat `fun` batched: `args[i]` is mapped along `in_dims[i]` (or None).
+
+  `out_dims_dest` is a list (one dest per output: an int axis or None) or a
+  function of the number of outputs returning one. Returns the outputs with
+  their batch axes moved to (or broadcast at) the destinations.
+  """
+  trace = BatchTrace(core.current_trace(), axis_data, tag)
+  tracers = [x if d is not_mapped else BatchTracer(trace, x, d) for x, d in zip(args, in_dims)]
+  with core.set_current_trace(trace), core.extend_axis_env(axis_data.name, axis_data.size):
+    try:
+      outs = fun(*tracers)
+    finally:
+      trace.invalidate()
+  vals, dims = zip(*map(trace.to_batch_info, outs)) if outs else ((), ())
+  dests = out_dims_dest(len(vals)) if callable(out_dims_dest) else out_dims_dest
+  return [matchaxis(axis_data, d, dest, v, i) for i, (v, d, dest)
+          in enumerate(zip(vals, dims, dests, strict=True))]
+
+
+class SpecMatchError(Exception):
+  """An output batched along `src` where out_axes asked for None (leaf `leaf_idx`)."""
+
+  def __init__(self, leaf_idx, src, dst):
+    super().__init__(leaf_idx, src, dst)
+    self.leaf_idx, self.src, self.dst = leaf_idx, src, dst
+
+
+def matchaxis(axis_data: AxisData, src, dst, x, leaf_idx=None):
+  """`x` batched at `src` moved to `dst` (broadcast when `src` is None)."""
+  if not core.valid_jaxtype(x):
+    raise TypeError(f"Output from batched function {x!r} with type {type(x)} "
+                    "is not a valid JAX type")
+  if src == dst:
+    return x
+  if src is not_mapped:
+    return broadcast(x, axis_data.size, _canonical_axis(dst, np.ndim(x) + 1))
+  if dst is not_mapped:
+    if axis_data.name is not None:
+      raise ValueError(f"vmap has mapped output (axis_name={axis_data.name}) "
+                       f"but out_axes is {dst}")
+    raise SpecMatchError(leaf_idx, src, dst)
+  return moveaxis(x, src, _canonical_axis(dst, np.ndim(x)))
+
+
+def _canonical_axis(axis: int, ndim: int) -> int:
+  if not -ndim <= axis < ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return axis % ndim
+
+
+# ----------------------------------------------------------------------------
+# Batching jaxprs (for the higher-order primitives)
+
+
+def batch_jaxpr(closed: core.ClosedJaxpr, axis_data: AxisData, in_batched, instantiate):
+  """Batches `closed` along a leading axis.
+
+  `in_batched[i]` says whether input i carries the batch axis (first); an
+  output is batched (first) if it depends on a batched input, or if
+  `instantiate` (a bool or one bool per output) asks for it. Returns
+  ``(batched ClosedJaxpr, out_batched)``.
+  """
+  n_out = len(closed.out_avals)
+  if isinstance(instantiate, bool):
+    instantiate = (instantiate,) * n_out
+  return _batch_jaxpr(closed, axis_data, tuple(in_batched), tuple(instantiate))
+
+
+@functools.lru_cache(maxsize=4096)
+def _batch_jaxpr(closed, axis_data, in_batched, instantiate):
+  in_avals = [a.update(shape=(axis_data.size, *a.shape)) if b else a
+              for a, b in zip(closed.in_avals, in_batched)]
+  out_batched = []
+
+  def fun(*args):
+    trace = BatchTrace(core.current_trace(), axis_data)
+    tracers = [BatchTracer(trace, x, 0) if b else x for x, b in zip(args, in_batched)]
+    with core.set_current_trace(trace), core.extend_axis_env(axis_data.name, axis_data.size):
+      try:
+        outs = core.jaxpr_as_fun(closed)(*tracers)
+      finally:
+        trace.invalidate()
+    results = []
+    for x, inst in zip(outs, instantiate):
+      val, dim = trace.to_batch_info(x)
+      if dim is not_mapped and not inst:
+        out_batched.append(False)
+        results.append(val)
+      else:
+        out_batched.append(True)
+        results.append(bdim_at_front(val, dim, axis_data.size))
+    return results
+
+  batched = pe.trace_to_jaxpr(fun, in_avals)
+  return batched, tuple(out_batched)
+
+
+# ----------------------------------------------------------------------------
+# Rule builders
+
+
+def defvectorized(prim: core.Primitive) -> None:
+  """Batching for a unary elementwise primitive: apply it to the batched value."""
+  prim.def_batch(functools.partial(vectorized_batcher, prim))
+
+
+def vectorized_batcher(prim, axis_data, args, dims, **params):
+  (x,), (d,) = args, dims
+  out = prim.bind(x, **params)
+  return (out, [d] * len(out)) if prim.multiple_results else (out, d)
+
+
+def defbroadcasting(prim: core.Primitive) -> None:
+  """Batching for an n-ary elementwise primitive that broadcasts size-1 and rank-0 operands."""
+  prim.def_batch(functools.partial(broadcast_batcher, prim))
+
+
+def broadcast_batcher(prim, axis_data, args, dims, **params):
+  """Batched operands of one shape and dim apply directly; otherwise batch axes go first.
+
+  Unbatched operands get a size-1 leading axis (the primitive broadcasts it),
+  except rank-0 ones, which broadcast as they are.
+  """
+  shape, dim = next((np.shape(x), d) for x, d in zip(args, dims) if d is not not_mapped)
+  if all(np.shape(x) == shape and d == dim for x, d in zip(args, dims) if np.ndim(x)):
+    out = prim.bind(*args, **params)
+    return (out, [dim] * len(out)) if prim.multiple_results else (out, dim)
+  args = [bdim_at_front(x, d, 1) if np.ndim(x) else x for x, d in zip(args, dims)]
+  ndim = max(np.ndim(x) for x in args)
+  args = [_handle_scalar_broadcasting(ndim, x, d) for x, d in zip(args, dims)]
+  out = prim.bind(*args, **params)
+  return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
+
+
+def _handle_scalar_broadcasting(ndim, x, d):
+  # A batched rank-0 operand became rank 1 (size B): give it trailing size-1 axes.
+  if d is not_mapped or ndim == np.ndim(x):
+    return x
+  return _axis_ops["expand_trailing"](x, ndim)
+
+
+def defreducer(prim: core.Primitive, axes_param: str = "axes") -> None:
+  """Batching for a reduction over `axes`: the batch axis is kept, the axes shift past it."""
+  prim.def_batch(functools.partial(reducer_batcher, prim, axes_param))
+
+
+def reducer_batcher(prim, axes_param, axis_data, args, dims, **params):
+  (x,), (bdim,) = args, dims
+  axes = params[axes_param]
+  shifted = tuple(a if a < bdim else a + 1 for a in axes)
+  params = {**params, axes_param: shifted}
+  out = prim.bind(x, **params)
+  kept = [i for i in range(np.ndim(x)) if i not in shifted]
+  out_dim = kept.index(bdim)
+  return (out, [out_dim] * len(out)) if prim.multiple_results else (out, out_dim)

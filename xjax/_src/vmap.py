@@ -1,0 +1,196 @@
+"""`vmap`: the public face of the batching interpreter (mirrors `jax.vmap`)."""
+from __future__ import annotations
+
+import collections
+import functools
+import inspect
+
+import numpy as np
+
+from xjax._src import core
+from xjax._src import tree_util
+from xjax._src.api_util import check_callable, shaped_abstractify
+from xjax._src.interpreters import batching
+
+
+class _PytreeLeaf:
+  def __repr__(self):
+    return "pytree leaf"
+
+
+def _is_none(x) -> bool:
+  return x is None
+
+
+def flatten_axes(name: str, treedef, axis_tree, *, kws: bool = False) -> list:
+  """One axis per leaf of `treedef`, from `axis_tree` (a prefix of it; None is a leaf).
+
+  Raises JAX's ValueError naming `name` when `axis_tree` is not a prefix.
+  With `kws`, `treedef` is of ``(args, kwargs)`` and the message is about the args.
+  """
+  full = tree_util.tree_unflatten(treedef, [_PytreeLeaf()] * treedef.num_leaves)
+  try:
+    return tree_util.broadcast_prefix(axis_tree, full, is_leaf=_is_none)
+  except ValueError:
+    pass
+  if kws:
+    full, axis_tree = full[0], axis_tree[0]
+  errors = tree_util.prefix_errors(axis_tree, full, is_leaf=_is_none)
+  details = "\n  ".join(e(name).args[0] for e in errors)
+  raise ValueError(f"{name} specification must be a tree prefix of the corresponding "
+                   f"value; \n  Mismatch details ({len(errors)} found):\n  {details}") from None
+
+
+def _check_axes_spec(axes, what: str) -> None:
+  for leaf in tree_util.tree_leaves(axes, is_leaf=_is_none):
+    if leaf is not None and type(leaf) is not int:
+      raise TypeError(f"vmap {what} must be an int, None, or (nested) container with "
+                      f"those types as leaves, but got {axes}.")
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+  """Vectorizes `fun` over an axis of its arguments.
+
+  Args:
+    fun: the function to map; it sees one slice of each mapped argument.
+    in_axes: for each positional argument, the axis to map over (an int,
+      negative ints counting from the end) or None for an argument shared by
+      all slices. An int or None applies to every argument; a tuple has one
+      entry per positional argument, each a prefix pytree of that argument.
+      Keyword arguments are always mapped over axis 0.
+    out_axes: where the mapped axis goes in each output (same forms, a
+      prefix of the output pytree); None only for outputs that are not mapped.
+    axis_name: a name for the mapped axis, for collectives such as `lax.psum`.
+    axis_size: the size of the mapped axis; required when no argument is mapped.
+    spmd_axis_name: accepted for compatibility; ignored (one device).
+
+  Returns:
+    The vectorized function. Its outputs gain the mapped axis at `out_axes`.
+
+  Raises:
+    TypeError: `in_axes`/`out_axes` of the wrong types.
+    ValueError: mapped axes of different sizes, an axis out of range for its
+      argument, an axes tree that is not a prefix of the arguments, or a
+      mapped output with ``out_axes=None``.
+
+  Mirrors `jax.vmap`.
+  """
+  check_callable(fun)
+  if isinstance(in_axes, list):
+    in_axes = tuple(in_axes)
+  if not (in_axes is None or type(in_axes) in (int, tuple, dict)
+          or tree_util.is_tree_node(type(in_axes))):
+    raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding "
+                    f"to the positional arguments passed to the function, but got {in_axes}.")
+  _check_axes_spec(in_axes, "in_axes")
+  _check_axes_spec(out_axes, "out_axes")
+
+  @functools.wraps(fun)
+  def vmap_f(*args, **kwargs):
+    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+      raise ValueError("vmap in_axes must be an int, None, or a tuple of entries "
+                       "corresponding to the positional arguments passed to the function, "
+                       f"but got len(in_axes)={len(in_axes)}, len(args)={len(args)}")
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs), is_leaf=_is_none)
+    in_dims = flatten_axes("vmap in_axes", in_tree, (in_axes, 0), kws=True)
+    size = _mapped_axis_size(fun, in_tree, leaves, in_dims, axis_size)
+    in_dims = [None if d is None else d % max(np.ndim(x), 1) for x, d in zip(leaves, in_dims)]
+    out_tree_box = []
+
+    def flat_fun(*flat_args):
+      a, kw = tree_util.tree_unflatten(in_tree, flat_args)
+      out = fun(*a, **kw)
+      out_leaves, out_tree = tree_util.tree_flatten(out)
+      out_tree_box.append(out_tree)
+      return out_leaves
+
+    def out_dests(n):
+      return flatten_axes("vmap out_axes", out_tree_box[0], out_axes)
+
+    axis_data = batching.AxisData(axis_name, size)
+    try:
+      outs = batching.batch_flat(flat_fun, axis_data, leaves, in_dims, out_dests)
+    except batching.SpecMatchError as e:
+      out_tree = out_tree_box[0]
+      full = tree_util.tree_unflatten(out_tree, out_dests(out_tree.num_leaves))
+      paths = tree_util.tree_flatten_with_path(full, is_leaf=_is_none)[0]
+      path = paths[e.leaf_idx][0]
+      raise ValueError(f"at vmap out_axes{tree_util.keystr(path)}, got axis spec {e.dst} "
+                       f"but output was batched on axis {e.src}") from None
+    return tree_util.tree_unflatten(out_tree_box[0], outs)
+
+  vmap_f.__doc__ = ("Vectorized version of {fun}. Takes similar arguments as {fun} but with "
+                    "additional array axes over which {fun} is mapped.")
+  if fun.__doc__:
+    vmap_f.__doc__ += "\n\nOriginal documentation:\n\n" + fun.__doc__
+  return vmap_f
+
+
+def _mapped_axis_size(fun, in_tree, leaves, dims, axis_size):
+  """The common size of the mapped axes (or `axis_size`); JAX's ValueErrors otherwise."""
+  if not leaves:
+    if axis_size is not None:
+      return axis_size
+    args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
+    raise ValueError("vmap wrapped function must be passed at least one argument containing "
+                     "an array or axis_size must be specified, got empty "
+                     f"*args={args} and **kwargs={kwargs}")
+
+  def size_of(x, axis):
+    shape = np.shape(x)
+    try:
+      return shape[axis]
+    except IndexError:
+      min_rank = axis + 1 if axis >= 0 else -axis
+      raise ValueError(
+          f"vmap was requested to map its argument along axis {axis}, which implies that "
+          f"its rank should be at least {min_rank}, but is only {len(shape)} "
+          f"(its shape is {shape})") from None
+
+  sizes = [size_of(x, d) for x, d in zip(leaves, dims) if d is not None]
+  if axis_size is not None:
+    sizes.append(axis_size)
+  distinct = set(sizes)
+  if len(distinct) == 1:
+    return sizes[0]
+  if not distinct:
+    raise ValueError("vmap must have at least one non-None value in in_axes or axis_size "
+                     "must be specified")
+  raise ValueError(_inconsistent_sizes_message(fun, in_tree, leaves, dims, axis_size))
+
+
+def _inconsistent_sizes_message(fun, in_tree, leaves, dims, axis_size) -> str:
+  args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
+  try:
+    params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
+  except (TypeError, ValueError):
+    params = None
+
+  def arg_name(path):
+    i = path[0].idx
+    if params is None or i >= len(params):
+      return f"args{tree_util.keystr(path)}"
+    return f"argument {params[i]}" + tree_util.keystr(path[1:])
+
+  def type_of(x):
+    try:
+      return shaped_abstractify(x).str_short()
+    except TypeError:
+      return "unknown"
+
+  described = [f"{arg_name(p)} of type {type_of(x)}"
+               for p, x in tree_util.tree_flatten_with_path(args, is_leaf=_is_none)[0]]
+  described += [f"kwargs{tree_util.keystr(p)} of type {type_of(x)}"
+                for p, x in tree_util.tree_flatten_with_path(kwargs, is_leaf=_is_none)[0]]
+  mapped = [(np.shape(x)[d], d, desc) for x, d, desc in zip(leaves, dims, described)
+            if d is not None]
+  counts = collections.Counter(size for size, _, _ in mapped).most_common()
+  lines = [] if axis_size is None else [f"  * the `axis_size` argument was {axis_size}"]
+  for rank, (size, count) in enumerate(counts):
+    d, desc = next((d, desc) for s, d, desc in mapped if s == size)
+    if count == 1:
+      lines.append(f"  * one axis had size {size}: axis {d} of {desc}")
+    else:
+      many = "most" if rank == 0 else "some"
+      lines.append(f"  * {many} axes ({count} of them) had size {size}, e.g. axis {d} of {desc}")
+  return "vmap got inconsistent sizes for array axes to be mapped:\n" + ";\n".join(lines)
