@@ -24,3 +24,4 @@ goldens:
 	.venv-jax/bin/python tools/make_goldens.py
 	.venv-jax/bin/python tools/golden_dtypes.py
 	.venv-jax/bin/python tools/golden_pytrees.py
+	.venv-jax/bin/python tools/golden_random.py

@@ -55,6 +55,23 @@ def main(lib):
     jax.jit(make_chain())(x3).block_until_ready()
 
   results["first jit call, 1000 ops"] = _timeit(first_call, 1, repeat=2)
+
+  # --- control flow (issue 5): compile time of a loop must not grow with its trip count ---
+  def first_call_loop(kind, steps):
+    def run():
+      # New function objects each run: no trace or compile cache hit.
+      if kind == "scan":
+        body = lambda c, _: (jnp.sin(c) * 1.0001 + 1.0, c)
+        f = jax.jit(lambda c: jax.lax.scan(body, c, None, length=steps)[0])
+      else:
+        f = jax.jit(lambda c: jax.lax.fori_loop(0, steps, lambda i, c: jnp.sin(c) + 1.0, c))
+      f(x3).block_until_ready()
+    return run
+
+  for kind in ("scan", "fori_loop"):
+    for steps in (10, 10_000):
+      results[f"first jit call, {kind} of {steps} steps"] = _timeit(
+          first_call_loop(kind, steps), 1, repeat=3)
   print(json.dumps(results))
 
 

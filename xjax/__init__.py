@@ -15,9 +15,10 @@ from xjax._src.api import (ShapeDtypeStruct as ShapeDtypeStruct,
                            local_device_count as local_device_count,
                            local_devices as local_devices, make_jaxpr as make_jaxpr,
                            process_count as process_count, process_index as process_index)
-from xjax._src.api import (grad as grad, hessian as hessian, jacfwd as jacfwd,
-                           jacobian as jacobian, jacrev as jacrev, jvp as jvp,
-                           linearize as linearize, value_and_grad as value_and_grad, vjp as vjp)
+from xjax._src.api import (grad as grad, jvp as jvp, linearize as linearize,
+                           value_and_grad as value_and_grad, vjp as vjp)
+from xjax._src.jacobian import (hessian as hessian, jacfwd as jacfwd, jacobian as jacobian,
+                                jacrev as jacrev)
 from xjax._src.checkpoint import (checkpoint as checkpoint,
                                   checkpoint_policies as checkpoint_policies, remat as remat)
 from xjax._src.core import ShapedArray as ShapedArray
@@ -31,6 +32,7 @@ from xjax import errors as errors
 from xjax import lax as lax
 from xjax import nn as nn
 from xjax import numpy as numpy
+from xjax import random as random
 from xjax import tree as tree
 from xjax import tree_util as tree_util
 

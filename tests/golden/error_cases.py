@@ -40,6 +40,7 @@ def normalize(text):
   text = text.replace(repo + os.sep, "<REPO>/")
   text = text.replace(sys.prefix + os.sep, "<PREFIX>/")
   text = re.sub(r" at 0x[0-9a-fA-F]+", " at 0x...", text)
+  text = re.sub(r"object id \d+", "object id ...", text)
   return text
 
 
@@ -264,4 +265,66 @@ def cases(jax, jnp, lax, np):
       lambda: jax.vmap(lambda a, b: a + b)(jnp.ones(3), jnp.ones(4)))
   add("vmap_in_axes_out_of_range",
       lambda: jax.vmap(lambda a: a, in_axes=1)(jnp.ones(3)))
+
+  # --- vmap ----------------------------------------------------------------------------
+  add("vmap_inconsistent_sizes_many",
+      lambda: jax.vmap(lambda a, b, c: a + b + c)(jnp.ones(3), jnp.ones((2, 4)), jnp.ones(3)))
+  add("vmap_inconsistent_sizes_axis_size",
+      lambda: jax.vmap(lambda a: a, axis_size=4)(jnp.ones(3)))
+  add("vmap_inconsistent_sizes_pytree",
+      lambda: jax.vmap(lambda d: d["a"] + d["b"])({"a": jnp.ones(3), "b": jnp.ones(2)}))
+  add("vmap_inconsistent_sizes_kwargs",
+      lambda: jax.vmap(lambda a, b: a + b)(jnp.ones(3), b=jnp.ones(2)))
+  add("vmap_negative_axis_out_of_range",
+      lambda: jax.vmap(lambda a: a, in_axes=-2)(jnp.ones(3)))
+  add("vmap_scalar_mapped",
+      lambda: jax.vmap(lambda a: a)(1.0))
+  add("vmap_in_axes_wrong_length",
+      lambda: jax.vmap(lambda a, b: a, in_axes=(0,))(jnp.ones(3), jnp.ones(3)))
+  add("vmap_in_axes_not_prefix",
+      lambda: jax.vmap(lambda t: t[0], in_axes=((0, 0, 0),))((jnp.ones(3), jnp.ones(3))))
+  add("vmap_in_axes_float", lambda: jax.vmap(lambda a: a, in_axes=0.5)(jnp.ones(3)))
+  add("vmap_in_axes_leaf_float",
+      lambda: jax.vmap(lambda a, b: a, in_axes=(0, 1.0))(jnp.ones(3), jnp.ones(3)))
+  add("vmap_out_axes_float", lambda: jax.vmap(lambda a: a, out_axes="x")(jnp.ones(3)))
+  add("vmap_no_mapped_args",
+      lambda: jax.vmap(lambda a: a, in_axes=None)(jnp.ones(3)))
+  add("vmap_no_args", lambda: jax.vmap(lambda: 1.0)())
+  add("vmap_out_axes_none_batched",
+      lambda: jax.vmap(lambda a: a, out_axes=None)(jnp.ones(3)))
+  add("vmap_out_axes_none_batched_named",
+      lambda: jax.vmap(lambda a: a, out_axes=None, axis_name="i")(jnp.ones(3)))
+  add("vmap_out_axes_none_pytree",
+      lambda: jax.vmap(lambda a: (a, {"k": a}), out_axes=(0, {"k": None}))(jnp.ones(3)))
+  add("vmap_out_axes_out_of_range",
+      lambda: jax.vmap(lambda a: a, out_axes=2)(jnp.ones(3)))
+  add("vmap_out_axes_not_prefix",
+      lambda: jax.vmap(lambda a: (a, a), out_axes=(0, 0, 0))(jnp.ones(3)))
+  add("vmap_python_if_on_batched",
+      lambda: jax.vmap(lambda a: a if a > 0 else -a)(jnp.ones(3)))
+  add("psum_unbound_eager", lambda: lax.psum(jnp.ones(3), "i"))
+  add("psum_unbound_in_vmap",
+      lambda: jax.vmap(lambda x: lax.psum(x, "j"), axis_name="i")(jnp.ones(3)))
+  add("axis_index_unbound", lambda: lax.axis_index("i"))
+  add("all_gather_unbound_in_jit", lambda: jax.jit(lambda x: lax.all_gather(x, "i"))(jnp.ones(3)))
+  # --- structured control flow (issue 5) ------------------------------------------------------
+  add("cf_cond_branch_structure", lambda: lax.cond(True, lambda x: x, lambda x: (x, x), 1.0))
+  add("cf_cond_branch_dtype",
+      lambda: lax.cond(True, lambda x: x, lambda x: x.astype(jnp.int32), 1.0))
+  add("cf_cond_branch_shape", lambda: lax.cond(True, lambda x: x, lambda x: jnp.stack([x, x]), 1.0))
+  add("cf_switch_branch_structure", lambda: lax.switch(0, [lambda x: x, lambda x: (x, x)], 1.0))
+  add("cf_switch_empty", lambda: lax.switch(0, [], 1.0))
+  add("cf_switch_float_index", lambda: lax.switch(1.5, [lambda x: x], 1.0))
+  add("cf_while_cond_not_bool", lambda: lax.while_loop(lambda x: x, lambda x: x + 1, 1.0))
+  add("cf_while_carry_structure",
+      lambda: lax.while_loop(lambda x: x[0] < 1, lambda x: (x[0] + 1,), (1, 2)))
+  add("cf_scan_not_pair", lambda: lax.scan(lambda c, x: c, 0.0, jnp.arange(3.)))
+  add("cf_scan_leading_sizes",
+      lambda: lax.scan(lambda c, x: (c, x), 0.0, (jnp.arange(3.), jnp.arange(4.))))
+  add("cf_scan_length_mismatch",
+      lambda: lax.scan(lambda c, x: (c, x), 0.0, jnp.arange(3.), length=4))
+  add("cf_scan_no_length", lambda: lax.scan(lambda c, x: (c, x), 0.0, None))
+  add("cf_while_grad",
+      lambda: jax.grad(lambda x: lax.while_loop(lambda c: c < 10., lambda c: c * 2., x))(1.0))
+  add("cf_fori_bound_types", lambda: lax.fori_loop(0, 3.0, lambda i, c: c, 1.0))
   return out

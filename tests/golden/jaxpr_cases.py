@@ -196,4 +196,70 @@ def cases(jax, jnp, lax, np):
   add("lax_nextafter", lambda x, y: lax.nextafter(x, y), (f32(3), f32(3)))
   add("lax_cumlogsumexp", lambda x: lax.cumlogsumexp(x), (f32(4),))
   add("lax_reduce_precision", lambda x: lax.reduce_precision(x, exponent_bits=5, mantissa_bits=10), (f32(3),))
+
+  # --- vmap ------------------------------------------------------------------------------
+  add("vmap_unary", jax.vmap(jnp.sin), (f32(3, 4),))
+  add("vmap_add_unmapped", jax.vmap(lambda x, y: x + y, in_axes=(0, None)), (f32(3, 4), f32(4)))
+  add("vmap_add_axes_differ", jax.vmap(lambda x, y: x * y, in_axes=(0, 1)), (f32(3, 4), f32(4, 3)))
+  add("vmap_scalar_times_vector", jax.vmap(lambda a, v: a * v, in_axes=(0, None)), (f32(3), f32(4)))
+  add("vmap_out_axes_1", jax.vmap(lambda x: x * 2.0, out_axes=1), (f32(3, 4),))
+  add("vmap_out_axes_none_unbatched", jax.vmap(lambda x, y: (x + 1.0, y * 2.0), in_axes=(0, None),
+                                               out_axes=(0, None)), (f32(3), f32(2)))
+  add("vmap_broadcast_unbatched_output", jax.vmap(lambda x, y: y, in_axes=(0, None)), (f32(3), f32(2)))
+  add("vmap_sum", jax.vmap(lambda x: jnp.sum(x)), (f32(3, 4),))
+  add("vmap_sum_axis_in_1", jax.vmap(lambda x: jnp.sum(x, axis=0), in_axes=1), (f32(3, 4, 2),))
+  add("vmap_dot_matvec", jax.vmap(jnp.dot, in_axes=(None, 0)), (f32(4, 3), f32(5, 3)))
+  add("vmap_dot_both", jax.vmap(jnp.dot), (f32(5, 4, 3), f32(5, 3)))
+  add("vmap_index", jax.vmap(lambda x, i: x[i]), (f32(3, 4), np.array([0, 2, 1], np.int32)))
+  add("vmap_reshape", jax.vmap(lambda x: x.reshape(2, 2)), (f32(3, 4),))
+  add("vmap_transpose", jax.vmap(lambda x: x.T, in_axes=1), (f32(2, 3, 4),))
+  add("vmap_of_vmap", jax.vmap(jax.vmap(lambda x, y: x * y)), (f32(2, 3), f32(2, 3)))
+  add("vmap_of_jit", jax.vmap(jax.jit(lambda x: jnp.sin(x) + 1.0)), (f32(3, 2),))
+  add("vmap_of_grad", jax.vmap(jax.grad(lambda x: jnp.sin(x) * x)), (f32(3),))
+  add("grad_of_vmap", jax.grad(lambda x: jnp.sum(jax.vmap(jnp.sin)(x))), (f32(3),))
+  add("vmap_per_example_grads",
+      jax.vmap(jax.grad(lambda w, x, y: (jnp.dot(x, w) - y) ** 2), in_axes=(None, 0, 0)),
+      (f32(3), f32(4, 3), f32(4)))
+  add("vmap_where", jax.vmap(lambda c, x: jnp.where(c, x, 0.0)),
+      (np.array([True, False, True]), f32(3, 2)))
+  add("vmap_cumsum", jax.vmap(lambda x: jnp.cumsum(x)), (f32(3, 4),))
+  add("vmap_sort", jax.vmap(jnp.sort, in_axes=1), (f32(4, 3),))
+  add("vmap_custom_jvp_logsumexp_like", jax.vmap(jax.nn.relu), (f32(3, 2),))
+  add("vmap_collectives", jax.vmap(
+      lambda x: (lax.psum(x, "i"), lax.pmean(x, "i"), lax.pmax(x, "i"), lax.axis_index("i")),
+      axis_name="i"), (f32(3, 2),))
+  add("vmap_psum_unmapped", jax.vmap(lambda x, y: lax.psum(y, "i") + x, in_axes=(0, None),
+                                     axis_name="i"), (f32(3), f32(2)))
+  add("collectives_axis_env", lambda x: (lax.psum(x, "i"), lax.all_gather(x, "i"),
+                                         lax.axis_index("i")), (f32(2),),
+      {"axis_env": [("i", 3)]})
+  add("vmap_jacfwd", jax.jacfwd(lambda x: jnp.sin(x) * 2.0), (f32(3),))
+  add("vmap_jacrev", jax.jacrev(lambda x: jnp.sin(x) * 2.0), (f32(3),))
+  # --- structured control flow (issue 5) ------------------------------------------------------
+  add("cf_cond", lambda x: lax.cond(x > 0, lambda x: x + 1, lambda x: x - 1, x), (1.0,))
+  add("cf_cond_closure", lambda x, y: lax.cond(x > 0, lambda x: x + y, lambda x: x * 2., x),
+      (1.0, 2.0))
+  add("cf_cond_forwarded", lambda p, x, y: lax.cond(p, lambda x, y: (x, y + 1),
+                                                    lambda x, y: (x, y - 1), x, y),
+      (True, 1.0, 2.0))
+  add("cf_cond_float_pred", lambda p, x: lax.cond(p, lambda x: x, lambda x: x, x), (1.0, 2.0))
+  add("cf_switch", lambda i, x: lax.switch(i, [lambda x: x + 1, lambda x: x * 2, jnp.sin], x),
+      (1, 1.0))
+  add("cf_while", lambda x: lax.while_loop(lambda c: c < 10, lambda c: c + 1, x), (0,))
+  add("cf_while_consts", lambda x, y: lax.while_loop(lambda c: c[0] < y,
+                                                     lambda c: (c[0] + 1, c[1] * y), (x, 1.0)),
+      (0, 3.0))
+  add("cf_while_forwarded_carry",
+      lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1]), x), ((0, 1.0),))
+  add("cf_fori_static", lambda x: lax.fori_loop(0, 10, lambda i, c: c + i, x), (0,))
+  add("cf_fori_dynamic", lambda x, n: lax.fori_loop(0, n, lambda i, c: c + i, x), (0, 5))
+  add("cf_scan", lambda x, xs: lax.scan(lambda c, a: (c + a, c * a), x, xs), (0.0, f32(3)))
+  add("cf_scan_reverse_unroll",
+      lambda x, xs: lax.scan(lambda c, a: (c + a, c * a), x, xs, reverse=True, unroll=2),
+      (0.0, f32(3)))
+  add("cf_scan_length", lambda x: lax.scan(lambda c, a: (c + 1., c), x, None, length=4), (0.0,))
+  add("cf_scan_forwarding",
+      lambda x, xs: lax.scan(lambda c, a: ((c[0], c[1] + a), a), x, xs), ((0.0, 1.0), f32(3)))
+  add("cf_map", lambda xs: lax.map(jnp.sin, xs), (f32(3),))
+  add("cf_map_batch_size", lambda xs: lax.map(jnp.sin, xs, batch_size=2), (f32(4),))
   return out

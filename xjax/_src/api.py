@@ -1,6 +1,7 @@
 """Public transformations and device functions: make_jaxpr, eval_shape, device_put, devices."""
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import numpy as np
@@ -91,7 +92,10 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape: bool = False
     avals = [_abstractify(x) for x in leaves]
     flat_fun, out_tree = flatten_fun(with_statics, in_tree)
     info = debug_info("jit", fun, args, kwargs, tuple(statics), ())
-    closed = pe.trace_to_jaxpr(flat_fun, avals, info)
+    with contextlib.ExitStack() as stack:
+      for name, size in axis_env or ():
+        stack.enter_context(core.extend_axis_env(name, size))
+      closed = pe.trace_to_jaxpr(flat_fun, avals, info)
     if return_shape:
       shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
       return closed, tree_util.tree_unflatten(out_tree.val, shapes)
@@ -516,140 +520,3 @@ def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
     return (g, value[1]) if has_aux else g
 
   return grad_f
-
-
-def _std_basis(leaves):
-  """Yields (k, tangent leaves) for each standard basis vector of the flattened leaves."""
-  sizes = [core.get_aval(x).size for x in leaves]
-  for leaf_index, (leaf, size) in enumerate(zip(leaves, sizes)):
-    aval = core.get_aval(leaf)
-    for j in range(size):
-      tangents = []
-      for i, other in enumerate(leaves):
-        a = core.get_aval(other)
-        t = np.zeros(a.size, a.dtype)
-        if i == leaf_index:
-          t[j] = 1
-        tangents.append(t.reshape(a.shape))
-      yield tangents
-    del aval
-
-
-def _stack_rows(rows, row_aval, shape):
-  """Stacks per-basis-vector results (arrays or tracers) and reshapes them to `shape`."""
-  import xjax.numpy as jnp  # the compositions sit above xjax.numpy
-  if not rows:
-    return jnp.zeros(shape, row_aval.dtype)
-  return jnp.reshape(jnp.stack(rows), shape)
-
-
-def _assemble(columns, in_leaves, out_aval, in_last: bool):
-  """Jacobian blocks (out shape + in shape), one per input leaf, from jvp columns."""
-  import xjax.numpy as jnp
-  blocks, start = [], 0
-  for leaf in in_leaves:
-    in_aval = core.get_aval(leaf)
-    block = _stack_rows(columns[start:start + in_aval.size], out_aval,
-                        in_aval.shape + out_aval.shape)
-    start += in_aval.size
-    nd_in = len(in_aval.shape)
-    blocks.append(jnp.moveaxis(block, tuple(range(nd_in)),
-                               tuple(range(block.ndim - nd_in, block.ndim))))
-  return blocks
-
-
-def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
-  """The Jacobian of `fun` by forward mode: output shape + input shape per leaf.
-
-  Mirrors `jax.jacfwd` (columns computed one basis vector at a time until
-  vmap lands).
-  """
-  check_callable(fun)
-
-  def jacfun(*args, **kwargs):
-    single, nums = _argnums_tuple(argnums, len(args))
-    dyn = tuple(args[i] for i in nums)
-    leaves, in_tree = tree_util.tree_flatten(dyn)
-    for leaf in leaves:
-      dtype = core.get_aval(leaf).dtype
-      if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
-        raise TypeError(f"jacfwd with holomorphic=True requires inputs with complex dtype, but got {dtype.name}.")
-      if not holomorphic and not dtypes.issubdtype(dtype, np.floating):
-        raise TypeError("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
-                        f"np.floating), but got {dtype.name}. For holomorphic differentiation, pass "
-                        "holomorphic=True. For differentiation of non-holomorphic functions involving "
-                        "complex inputs or integer inputs, use jax.jvp directly.")
-
-    partial_fun = _with_args_at(fun, args, kwargs, nums)
-
-    columns, aux, out = [], None, None
-    for tangents in _std_basis(leaves):
-      t_tree = tree_util.tree_unflatten(in_tree, tangents)
-      res = jvp(partial_fun, dyn, t_tree, has_aux=has_aux)
-      out, t_out = res[0], res[1]
-      aux = res[2] if has_aux else None
-      columns.append(tree_util.tree_leaves(t_out))
-    if out is None:
-      out = partial_fun(*dyn)
-      if has_aux:
-        out, aux = out
-    out_leaves, out_tree = tree_util.tree_flatten(out)
-    jac_leaves = []
-    for j, o in enumerate(out_leaves):
-      blocks = _assemble([c[j] for c in columns], leaves, core.get_aval(o), in_last=True)
-      tree = tree_util.tree_unflatten(in_tree, blocks)
-      jac_leaves.append(tree[0] if single else tree)
-    jac = tree_util.tree_unflatten(out_tree, jac_leaves)
-    return (jac, aux) if has_aux else jac
-
-  return jacfun
-
-
-def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False):
-  """The Jacobian of `fun` by reverse mode: output shape + input shape per leaf.
-
-  Mirrors `jax.jacrev` (rows computed one output basis vector at a time until
-  vmap lands).
-  """
-  check_callable(fun)
-
-  def jacfun(*args, **kwargs):
-    single, nums = _argnums_tuple(argnums, len(args))
-    dyn = tuple(args[i] for i in nums)
-    leaves, in_tree = tree_util.tree_flatten(dyn)
-    for leaf in leaves:
-      _check_input_dtype_grad(holomorphic, allow_int, leaf)
-
-    partial_fun = _with_args_at(fun, args, kwargs, nums)
-
-    if has_aux:
-      out, vjp_fun, aux = vjp(partial_fun, *dyn, has_aux=True)
-    else:
-      out, vjp_fun = vjp(partial_fun, *dyn)
-    out_leaves, out_tree = tree_util.tree_flatten(out)
-    rows = []
-    for cts in _std_basis(out_leaves):
-      cts_in = vjp_fun(tree_util.tree_unflatten(out_tree, cts))
-      rows.append(tree_util.tree_leaves(cts_in))
-    jac_leaves, start = [], 0
-    for o in out_leaves:
-      o_aval = core.get_aval(o)
-      per_in = [_stack_rows([r[i] for r in rows[start:start + o_aval.size]],
-                            core.get_aval(leaf), o_aval.shape + core.get_aval(leaf).shape)
-                for i, leaf in enumerate(leaves)]
-      start += o_aval.size
-      tree = tree_util.tree_unflatten(in_tree, per_in)
-      jac_leaves.append(tree[0] if single else tree)
-    jac = tree_util.tree_unflatten(out_tree, jac_leaves)
-    return (jac, aux) if has_aux else jac
-
-  return jacfun
-
-
-jacobian = jacrev
-
-
-def hessian(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
-  """The Hessian of scalar `fun`: ``jacfwd(jacrev(fun))`` (mirrors `jax.hessian`)."""
-  return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
-                has_aux=has_aux, holomorphic=holomorphic)

@@ -14,6 +14,7 @@ from xjax._src import core
 from xjax._src import tree_util
 from xjax._src.api_util import flatten_fun, fun_name
 from xjax._src.interpreters import ad
+from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
 
@@ -78,6 +79,15 @@ def _checkpoint_partial_eval(trace, args, unknowns, *, jaxpr, prevent_cse, diffe
 
 
 checkpoint_p.partial_eval = _checkpoint_partial_eval
+
+
+@checkpoint_p.def_batch
+def _checkpoint_batch(axis_data, args, dims, *, jaxpr, **params):
+  args = [a if d is None else batching.moveaxis(a, d, 0) for a, d in zip(args, dims)]
+  batched, out_batched = batching.batch_jaxpr(jaxpr, axis_data, [d is not None for d in dims],
+                                              False)
+  outs = checkpoint_p.bind(*args, jaxpr=batched, **params)
+  return outs, [0 if b else None for b in out_batched]
 
 
 @checkpoint_p.def_transpose

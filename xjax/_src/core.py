@@ -787,6 +787,11 @@ def pp_toplevel_jaxpr(top: Jaxpr) -> pp.Doc:
   `name` param of the equation holding it.
   """
   context = PpContext()
+  # As JAX: outputs of the top-level equations that nothing reads print as ``_``.
+  used = {v for v in top.outvars if type(v) is not Literal}
+  for eqn in reversed(top.eqns):
+    context.names.update((v, "_") for v in eqn.outvars if v not in used)
+    used.update(v for v in eqn.invars if type(v) is not Literal)
   names: dict[Jaxpr, str] = {}
   counts: Counter = Counter()
   queue = [top]

@@ -20,6 +20,7 @@ from xjax._src import core
 from xjax._src import tree_util
 from xjax._src.api_util import flatten_fun_nokwargs, fun_name
 from xjax._src.interpreters import ad
+from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
 
@@ -100,6 +101,30 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp_jaxpr_fun, num_co
   outs = jvp_jaxpr_fun(*args, *arg_tangents)
   n = len(call_jaxpr.out_avals)
   return outs[:n], outs[n:]
+
+
+def _batch_call(axis_data, args, dims, call_jaxpr):
+  """The batched call: operands with batch axes first, every output batched (first)."""
+  args = [a if d is None else batching.moveaxis(a, d, 0) for a, d in zip(args, dims)]
+  batched, _ = batching.batch_jaxpr(call_jaxpr, axis_data, [d is not None for d in dims], True)
+  return args, batched
+
+
+@custom_jvp_call_p.def_batch
+def _custom_jvp_call_batch(axis_data, args, dims, *, call_jaxpr, jvp_jaxpr_fun, num_consts,
+                           symbolic_zeros):
+  args, batched_call = _batch_call(axis_data, args, dims, call_jaxpr)
+  arg_dims = [None if d is None else 0 for d in dims[num_consts:]]
+  n_out = len(call_jaxpr.out_avals)
+
+  def batched_jvp(*primals_and_tangents):
+    # A tangent has its primal's shape, so it is batched where its primal is.
+    return batching.batch_flat(jvp_jaxpr_fun, axis_data, primals_and_tangents,
+                               arg_dims * 2, [0] * (2 * n_out))
+
+  outs = custom_jvp_call_p.bind(*args, call_jaxpr=batched_call, jvp_jaxpr_fun=batched_jvp,
+                                num_consts=num_consts, symbolic_zeros=symbolic_zeros)
+  return outs, [0] * n_out
 
 
 class custom_jvp:
@@ -247,6 +272,36 @@ custom_lin_p.def_impl(_custom_lin_impl)
 custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **_: list(out_avals))
 custom_lin_p.def_lowering(_custom_lin_lowering)
 custom_lin_p.def_transpose(_custom_lin_transpose)
+
+
+@custom_vjp_call_p.def_batch
+def _custom_vjp_call_batch(axis_data, args, dims, *, call_jaxpr, fwd, bwd, num_consts,
+                           symbolic_zeros):
+  args, batched_call = _batch_call(axis_data, args, dims, call_jaxpr)
+  arg_dims = [None if d is None else 0 for d in dims[num_consts:]]
+  n_out = len(call_jaxpr.out_avals)
+  num_res = []
+
+  def batched_fwd(*primals):
+    def flat_fwd(*xs):
+      res_and_outs, n = fwd(*xs)
+      num_res.append(n)
+      return res_and_outs
+    outs = batching.batch_flat(flat_fwd, axis_data, primals, arg_dims, lambda n: [0] * n)
+    return outs, num_res[-1]
+
+  def batched_bwd(*res_and_cts):
+    def flat_bwd(*xs):
+      return [ad.instantiate_zeros(c) for c in bwd(*xs)]
+    cts = batching.batch_flat(flat_bwd, axis_data, res_and_cts, [0] * len(res_and_cts),
+                              [0] * len(arg_dims))
+    # An argument shared by the batch gets the sum of the members' cotangents.
+    return [ct if d == 0 else batching.sum_batch(ct) for ct, d in zip(cts, arg_dims)]
+
+  outs = custom_vjp_call_p.bind(*args, call_jaxpr=batched_call, fwd=batched_fwd,
+                                bwd=batched_bwd, num_consts=num_consts,
+                                symbolic_zeros=symbolic_zeros)
+  return outs, [0] * n_out
 
 
 class custom_vjp:

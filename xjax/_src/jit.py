@@ -24,6 +24,7 @@ from xjax._src.api_util import (check_callable, debug_info, flatten_fun, fun_nam
                                 shaped_abstractify, validate_argnums)
 from xjax._src.array import Array
 from xjax._src.config import config
+from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src import backend
@@ -115,9 +116,16 @@ def _jit_transpose(cts, *args, jaxpr, name, **_):
   return cts_in
 
 
+def _jit_batch(axis_data, args, dims, *, jaxpr, **params):
+  # The inner jaxpr sees the batch axes where they are; its outputs keep theirs.
+  batched, out_dims = batching.batch_jaxpr_axes(jaxpr, axis_data, tuple(dims))
+  return jit_p.bind(*args, jaxpr=batched, **params), list(out_dims)
+
+
 jit_p.def_jvp(_jit_jvp)
 jit_p.partial_eval = _jit_partial_eval
 jit_p.def_transpose(_jit_transpose)
+jit_p.def_batch(_jit_batch)
 
 
 def _jit_pp_eqn(eqn, context):

@@ -91,7 +91,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
       raise ValueError("vmap in_axes must be an int, None, or a tuple of entries "
                        "corresponding to the positional arguments passed to the function, "
                        f"but got len(in_axes)={len(in_axes)}, len(args)={len(args)}")
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs), is_leaf=_is_none)
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     in_dims = flatten_axes("vmap in_axes", in_tree, (in_axes, 0), kws=True)
     size = _mapped_axis_size(fun, in_tree, leaves, in_dims, axis_size)
     in_dims = [None if d is None else d % max(np.ndim(x), 1) for x, d in zip(leaves, in_dims)]
@@ -179,9 +179,9 @@ def _inconsistent_sizes_message(fun, in_tree, leaves, dims, axis_size) -> str:
       return "unknown"
 
   described = [f"{arg_name(p)} of type {type_of(x)}"
-               for p, x in tree_util.tree_flatten_with_path(args, is_leaf=_is_none)[0]]
+               for p, x in tree_util.tree_flatten_with_path(args)[0]]
   described += [f"kwargs{tree_util.keystr(p)} of type {type_of(x)}"
-                for p, x in tree_util.tree_flatten_with_path(kwargs, is_leaf=_is_none)[0]]
+                for p, x in tree_util.tree_flatten_with_path(kwargs)[0]]
   mapped = [(np.shape(x)[d], d, desc) for x, d, desc in zip(leaves, dims, described)
             if d is not None]
   counts = collections.Counter(size for size, _, _ in mapped).most_common()

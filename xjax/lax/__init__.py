@@ -138,3 +138,19 @@ from xjax._src.lax.dot import (
 )
 from xjax._src.lax.ad_util import stop_gradient as stop_gradient
 from xjax._src.interpreters.ad import stop_gradient_p as stop_gradient_p
+from xjax._src.lax.parallel import (
+    all_gather as all_gather, all_gather_p as all_gather_p, axis_index as axis_index,
+    axis_index_p as axis_index_p, pmax as pmax, pmax_p as pmax_p, pmean as pmean, pmin as pmin,
+    pmin_p as pmin_p, ppermute as ppermute, ppermute_p as ppermute_p, psum as psum,
+    psum_p as psum_p,
+)
+# --- structured control flow (issue 5) ---
+from xjax._src.lax.control_flow.conditionals import (
+    cond as cond, cond_p as cond_p, switch as switch,
+)
+from xjax._src.lax.control_flow.loops import (
+    fori_loop as fori_loop, while_loop as while_loop, while_p as while_p,
+)
+from xjax._src.lax.control_flow.scan import map as map, scan as scan, scan_p as scan_p
+from xjax._src.lax.control_flow.conditionals import select as select
+from xjax._src.lax.control_flow.associative_scan import associative_scan as associative_scan

@@ -86,3 +86,5 @@ from numpy import (
 from numpy import dtype as dtype
 
 bool = bool_  # noqa: A001 - NumPy's name
+# --- structured control flow (issue 5) ---
+from xjax._src.numpy.conditionals import piecewise as piecewise, select as select

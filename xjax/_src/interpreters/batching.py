@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from xjax._src import core
+from xjax._src import source_info
 from xjax._src.interpreters import partial_eval as pe
 
 not_mapped = None
@@ -42,10 +43,11 @@ class AxisData(NamedTuple):
 _axis_ops: dict[str, Any] = {}
 
 
-def register_axis_ops(*, moveaxis, broadcast, expand_trailing) -> None:
-  """Called once by lax: `moveaxis(x, src, dst)`, `broadcast(x, size, axis)`
-  and `expand_trailing(x, ndim)` (size-1 axes appended up to rank `ndim`)."""
-  _axis_ops.update(moveaxis=moveaxis, broadcast=broadcast, expand_trailing=expand_trailing)
+def register_axis_ops(**ops) -> None:
+  """Called by lax at import: `moveaxis(x, src, dst)`, `broadcast(x, size, axis)`,
+  `expand_trailing(x, ndim)` (size-1 axes appended up to rank `ndim`) and
+  `sum_batch(x)` (the sum over axis 0)."""
+  _axis_ops.update(ops)
 
 
 def moveaxis(x, src: int, dst: int):
@@ -58,6 +60,11 @@ def moveaxis(x, src: int, dst: int):
 def broadcast(x, size: int, axis: int):
   """`x` with a new axis of `size` inserted at `axis` (a `broadcast_in_dim`)."""
   return _axis_ops["broadcast"](x, size, axis)
+
+
+def sum_batch(x):
+  """The sum of `x` over its leading (batch) axis."""
+  return _axis_ops["sum_batch"](x)
 
 
 def bdim_at_front(x, bdim, size: int):
@@ -83,13 +90,14 @@ class BatchTracer(core.Tracer):
 
   Printed ``VmapTracer(aval=float32[4], batched=float32[3,4])`` as in JAX.
   """
-  __slots__ = ("val", "batch_dim", "_aval")
+  __slots__ = ("val", "batch_dim", "_aval", "_source_info")
   tracer_name = "VmapTracer"
 
-  def __init__(self, trace, val, batch_dim: int):
+  def __init__(self, trace, val, batch_dim: int, source=None):
     self._trace = trace
     self.val = val
     self.batch_dim = batch_dim
+    self._source_info = source
     full = core.get_aval(val)
     shape = full.shape
     self._aval = full.update(shape=shape[:batch_dim] + shape[batch_dim + 1:])
@@ -99,7 +107,10 @@ class BatchTracer(core.Tracer):
     return self._aval
 
   def _origin_msg(self) -> str:
-    return self.val._origin_msg() if isinstance(self.val, core.Tracer) else ""
+    if self._source_info is None:
+      return ""
+    return (f"\nThis BatchTracer with object id {id(self)} was created on line:"
+            f"\n  {self._source_info.summarize()}")
 
   def __repr__(self):
     return f"VmapTracer(aval={self._aval}, batched={core.get_aval(self.val)})"
@@ -133,7 +144,7 @@ class BatchTrace(core.Trace):
     return self.box(out, out_dim)
 
   def box(self, x, bdim):
-    return x if bdim is not_mapped else BatchTracer(self, x, bdim)
+    return x if bdim is not_mapped else BatchTracer(self, x, bdim, source_info.current())
 
 
 def batch_flat(fun, axis_data: AxisData, args, in_dims, out_dims_dest, tag=None):
@@ -234,6 +245,34 @@ def _batch_jaxpr(closed, axis_data, in_batched, instantiate):
   return batched, tuple(out_batched)
 
 
+@functools.lru_cache(maxsize=4096)
+def batch_jaxpr_axes(closed: core.ClosedJaxpr, axis_data: AxisData, in_dims: tuple):
+  """Batches `closed` with input i mapped along `in_dims[i]` (None: unmapped).
+
+  The outputs keep the batch axes the rules gave them (nothing is moved).
+  Returns ``(batched ClosedJaxpr, out_dims)``. Used by jit, whose inner jaxpr
+  sees the batch axes where the caller has them, as in JAX.
+  """
+  in_avals = [a if d is None else a.update(shape=a.shape[:d] + (axis_data.size,) + a.shape[d:])
+              for a, d in zip(closed.in_avals, in_dims)]
+  out_dims = []
+
+  def fun(*args):
+    trace = BatchTrace(core.current_trace(), axis_data)
+    tracers = [x if d is None else BatchTracer(trace, x, d) for x, d in zip(args, in_dims)]
+    with core.set_current_trace(trace), core.extend_axis_env(axis_data.name, axis_data.size):
+      try:
+        outs = core.jaxpr_as_fun(closed)(*tracers)
+      finally:
+        trace.invalidate()
+    vals, dims = zip(*map(trace.to_batch_info, outs)) if outs else ((), ())
+    out_dims.extend(dims)
+    return list(vals)
+
+  batched = pe.trace_to_jaxpr(fun, in_avals)
+  return batched, tuple(out_dims)
+
+
 # ----------------------------------------------------------------------------
 # Rule builders
 
@@ -286,7 +325,8 @@ def defreducer(prim: core.Primitive, axes_param: str = "axes") -> None:
 def reducer_batcher(prim, axes_param, axis_data, args, dims, **params):
   (x,), (bdim,) = args, dims
   axes = params[axes_param]
-  shifted = tuple(a if a < bdim else a + 1 for a in axes)
+  # NumPy integers, as JAX computes them: they print as `np.int64(...)` in jaxprs.
+  shifted = tuple(np.where(np.less(axes, bdim), axes, np.add(axes, 1)))
   params = {**params, axes_param: shifted}
   out = prim.bind(x, **params)
   kept = [i for i in range(np.ndim(x)) if i not in shifted]

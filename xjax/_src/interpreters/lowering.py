@@ -15,6 +15,7 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src import stablehlo as hlo
+from xjax._src.interpreters import partial_eval as pe
 
 
 class Value:
@@ -185,3 +186,24 @@ def lower_jaxpr_to_module(closed_jaxpr: core.ClosedJaxpr, name: str = "main_fn",
   text = (f"module @{module.fresh_function_name(name)} attributes {{{attrs}}} {{\n"
           + "\n".join([main, *module.functions]) + "\n}\n")
   return text, module.host_callbacks
+
+
+def lower_fun(fun, multiple_results: bool):
+  """A lowering rule that traces ``fun(*operands, **params)`` on the eqn's avals and inlines it.
+
+  For primitives whose lowering is clearest written with other primitives.
+  """
+  def rule(ctx, *args, **params):
+    avals_in, avals_out = ctx.avals_in, ctx.avals_out
+
+    def flat(*xs):
+      out = fun(*xs, **params)
+      return list(out) if multiple_results else [out]
+
+    closed = pe.trace_to_jaxpr(flat, avals_in)
+    consts = [ctx.constant(np.asarray(c)) for c in closed.consts]
+    outs = lower_jaxpr_body(ctx, closed.jaxpr, consts, list(args))
+    ctx.avals_in, ctx.avals_out = avals_in, avals_out
+    return outs if multiple_results else outs[0]
+
+  return rule

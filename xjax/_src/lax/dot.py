@@ -7,6 +7,7 @@ from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
 from xjax._src.interpreters import ad
+from xjax._src.interpreters import batching
 from xjax._src.lax.elementwise import _coerce_scalars, convert_element_type
 from xjax._src.lax.structural import transpose
 from xjax._src.lax.utils import standard_primitive
@@ -197,6 +198,38 @@ dot_general_p = standard_primitive("dot_general", _dot_general_abstract_eval,
                                    _dot_general_lowering, pp_params=_dot_general_pp)
 # Bilinear: d (x . y) = x_dot . y + x . y_dot.
 ad.defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
+
+
+def _dot_general_batch(axis_data, args, dims, *, dimension_numbers, precision,
+                       preferred_element_type, out_sharding):
+  """JAX's rule: no data moves, only the dimension numbers change.
+
+  With both operands batched, the two batch axes become a new first batch
+  dimension; with one, its batch axis becomes one more free dimension.
+  """
+  (lhs, rhs), (lbd, rbd) = args, dims
+  (lc, rc), (lb, rb) = dimension_numbers
+  bump = lambda ds, b: tuple(d + (d >= b) for d in ds)  # per-member dims -> batched dims
+  if lbd is not batching.not_mapped and rbd is not batching.not_mapped:
+    dimension_numbers = ((bump(lc, lbd), bump(rc, rbd)),
+                         ((lbd, *bump(lb, lbd)), (rbd, *bump(rb, rbd))))
+    out_dim = 0
+  elif lbd is not batching.not_mapped:
+    # Output dims: batch, lhs free (the batch axis among them, in place), rhs free.
+    lhs_free = [d for d in range(np.ndim(lhs) - 1) if d not in lc and d not in lb]
+    out_dim = len(lb) + sum(d < lbd for d in lhs_free)
+    dimension_numbers = ((bump(lc, lbd), rc), (bump(lb, lbd), rb))
+  else:
+    rhs_free = [d for d in range(np.ndim(rhs) - 1) if d not in rc and d not in rb]
+    out_dim = np.ndim(lhs) - len(lc) + sum(d < rbd for d in rhs_free)
+    dimension_numbers = ((lc, bump(rc, rbd)), (lb, bump(rb, rbd)))
+  out = dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers, precision=precision,
+                           preferred_element_type=preferred_element_type,
+                           out_sharding=out_sharding)
+  return out, out_dim
+
+
+dot_general_p.def_batch(_dot_general_batch)
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):

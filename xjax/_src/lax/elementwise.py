@@ -18,6 +18,7 @@ from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
 from xjax._src.interpreters import ad
+from xjax._src.interpreters import batching
 from xjax._src.lax.utils import (broadcasting_shape, check_dtype_kind, drop_none_params,
                                  emit_elementwise, naryop_abstract_eval, standard_primitive)
 
@@ -184,6 +185,7 @@ def _make_unary(name, kinds, op, has_accuracy, result_dtype):
   lowering = emit_elementwise(op) if op else None
   pp = drop_none_params("accuracy") if has_accuracy else None
   prim = standard_primitive(name, abstract_eval, lowering, pp_params=pp)
+  batching.defvectorized(prim)
 
   if has_accuracy:
     def wrapper(x, *, accuracy=None):
@@ -347,6 +349,7 @@ def sign(x):
 
 sign_p = standard_primitive("sign", naryop_abstract_eval("sign", ("num",)), None)
 ad.defjvp_zero(sign_p)
+batching.defvectorized(sign_p)
 
 
 @sign_p.def_lowering
@@ -390,6 +393,7 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - JAX
 
 round_p = standard_primitive("round", naryop_abstract_eval("round", ("float",)), None)
 ad.defjvp_zero(round_p)
+batching.defvectorized(round_p)
 
 
 @round_p.def_lowering
@@ -438,6 +442,7 @@ def _integer_pow_jvp(t, x, *, y):
 
 
 ad.defjvp(integer_pow_p, _integer_pow_jvp)
+batching.defvectorized(integer_pow_p)
 
 
 @integer_pow_p.def_lowering
@@ -504,6 +509,7 @@ def _make_binary(name, kinds, op, result_dtype, doc):
   else:
     lowering = emit_elementwise(op)
   prim = standard_primitive(name, abstract_eval, lowering)
+  batching.defbroadcasting(prim)
 
   def wrapper(x, y):
     return prim.bind(*_coerce_scalars(x, y))
@@ -755,6 +761,7 @@ def _pow_jvp_rhs(t, ans, x, y):
 
 
 ad.defjvp2(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
+batching.defbroadcasting(pow_p)
 
 
 @pow_p.def_lowering
@@ -864,6 +871,7 @@ def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, shardi
 
 ad.defjvp2(convert_element_type_p, _convert_element_type_jvp)
 convert_element_type_p.def_transpose(_convert_element_type_transpose)
+batching.defvectorized(convert_element_type_p)
 
 
 @convert_element_type_p.def_lowering
@@ -944,6 +952,17 @@ bitcast_convert_type_p = standard_primitive(
 ad.defjvp_zero(bitcast_convert_type_p)  # not differentiable (JAX's rule)
 
 
+def _bitcast_convert_type_batch(axis_data, args, dims, *, new_dtype):
+  # A widening bitcast consumes the last axis: keep the batch axis off it.
+  (x,), (bdim,) = args, dims
+  if np.dtype(new_dtype).itemsize > _dtype(x).itemsize and bdim == np.ndim(x) - 1:
+    x, bdim = batching.moveaxis(x, bdim, 0), 0
+  return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), bdim
+
+
+bitcast_convert_type_p.def_batch(_bitcast_convert_type_batch)
+
+
 def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
   """Rounds `operand` as if it had the given exponent and mantissa widths.
 
@@ -960,6 +979,7 @@ reduce_precision_p = standard_primitive(
         f"exponent_bits = {exponent_bits} : i32, mantissa_bits = {mantissa_bits} : i32"))
 # Linear (rounding is treated as the identity): the cotangent is rounded the same way.
 ad.deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])
+batching.defvectorized(reduce_precision_p)
 
 
 # ----------------------------------------------------------------------------
@@ -1035,6 +1055,36 @@ select_n_p.def_jvp(_select_n_jvp)
 select_n_p.def_transpose(_select_n_transpose)
 
 
+def _select_n_batch(axis_data, args, dims):
+  """JAX's rule: bind in place when the batch axes agree, else batch axes go first.
+
+  A rank-0 `which` that became batched is broadcast along the cases' batch axis.
+  """
+  from xjax._src.lax.structural import broadcast_in_dim
+  (which, *cases), (which_dim, *case_dims) = args, dims
+  case_shape = np.shape(cases[0])
+  if all(d == which_dim for d in case_dims):
+    if np.shape(which) != case_shape:  # a batched scalar `which`
+      which = broadcast_in_dim(which, case_shape, (which_dim,))
+    return select_n(which, *cases), which_dim
+  if np.ndim(which) == 0 and all(d is not batching.not_mapped for d in case_dims):
+    # An unbatched scalar `which`: line the cases up on the first case's batch axis.
+    dim = case_dims[0]
+    cases = [batching.moveaxis(c, d, dim) for c, d in zip(cases, case_dims)]
+    return select_n(which, *cases), dim
+  size = axis_data.size
+  if np.ndim(which):
+    which = batching.bdim_at_front(which, which_dim, size)
+  cases = [batching.bdim_at_front(c, d, size) for c, d in zip(cases, case_dims)]
+  out_shape = np.shape(cases[0])
+  if 0 < np.ndim(which) < len(out_shape):  # a batched scalar `which`, now of shape (B,)
+    which = broadcast_in_dim(which, out_shape, (0,))
+  return select_n(which, *cases), 0
+
+
+select_n_p.def_batch(_select_n_batch)
+
+
 @select_n_p.def_lowering
 def _select_n_lowering(ctx, which, *cases):
   out = ctx.avals_out[0]
@@ -1106,6 +1156,31 @@ ad.defjvp(clamp_p,
           _clamp_jvp_rule(lambda lo, x, hi: lt(hi, x)))
 
 
+
+def _clamp_batch(axis_data, args, dims):
+  """JAX's rule: bind in place when it can, else batch axes first and bounds broadcast to x."""
+  from xjax._src.lax.structural import broadcast, broadcast_in_dim
+  (lo, x, hi), (lo_dim, x_dim, hi_dim) = args, dims
+  if lo_dim == x_dim == hi_dim:
+    # Batched rank-0 bounds (now of shape (B,)) are broadcast along x's batch axis.
+    lo, hi = [b if np.shape(b) == np.shape(x) else broadcast_in_dim(b, np.shape(x), (x_dim,))
+              for b in (lo, hi)]
+    return clamp_p.bind(lo, x, hi), x_dim
+  if np.ndim(lo) == np.ndim(hi) == 0:  # shared rank-0 bounds
+    return clamp_p.bind(lo, x, hi), x_dim
+  lo, x, hi = [batching.bdim_at_front(v, d, axis_data.size) if np.ndim(v) else v
+               for v, d in zip(args, dims)]
+  if np.ndim(x) == 0:  # a shared rank-0 x, with a batched bound
+    x = broadcast(x, np.shape(lo) if np.ndim(lo) else np.shape(hi))
+  shape = np.shape(x)
+  lo, hi = [broadcast(b, shape) if np.ndim(b) == 0 else b for b in (lo, hi)]
+  lo, hi = [broadcast_in_dim(b, shape, (0,)) if np.ndim(b) < len(shape) else b for b in (lo, hi)]
+  return clamp_p.bind(lo, x, hi), 0
+
+
+clamp_p.def_batch(_clamp_batch)
+
+
 @clamp_p.def_lowering
 def _clamp_lowering(ctx, lo, x, hi):
   out = ctx.avals_out[0]
@@ -1139,6 +1214,7 @@ def _conj_transpose(ct, x, *, input_dtype):
 
 
 ad.deflinear(conj_p, _conj_transpose)
+batching.defvectorized(conj_p)
 
 
 @conj_p.def_lowering
@@ -1160,6 +1236,7 @@ def _copy_lowering(ctx, x):
 
 copy_p = standard_primitive("copy", lambda x: x, _copy_lowering)
 ad.deflinear(copy_p, lambda ct, x: [copy_p.bind(ct)])
+batching.defvectorized(copy_p)
 
 
 def _copy(x):

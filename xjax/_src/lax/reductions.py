@@ -27,11 +27,12 @@ from xjax._src import source_info
 from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
 from xjax._src.interpreters import ad
+from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.lowering import lower_jaxpr_body
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.slicing import slice_in_dim
-from xjax._src.lax.structural import broadcast_in_dim, full, pad, reshape
+from xjax._src.lax.structural import broadcast_in_dim, concatenate, full, pad, reshape
 from xjax._src.lax.utils import KINDS, standard_primitive
 
 # ----------------------------------------------------------------------------
@@ -252,6 +253,7 @@ def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
 reduce_sum_p = standard_primitive("reduce_sum", _reduce_sum_abstract_eval,
                                   _monoid_reduce_lowering(_sum_identity, ew.add))
 ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+batching.defreducer(reduce_sum_p)
 
 
 # ----------------------------------------------------------------------------
@@ -297,6 +299,7 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
 reduce_prod_p = standard_primitive("reduce_prod", _reduce_prod_abstract_eval,
                                    _monoid_reduce_lowering(_prod_identity, ew.mul))
 reduce_prod_p.def_jvp(_reduce_prod_jvp)
+batching.defreducer(reduce_prod_p)
 
 
 # ----------------------------------------------------------------------------
@@ -342,6 +345,7 @@ def _reduce_chooser_jvp(t, ans, operand, *, axes):
 reduce_max_p = standard_primitive("reduce_max", _reduce_max_abstract_eval,
                                   _monoid_reduce_lowering(_max_identity, _max_combine))
 ad.defjvp2(reduce_max_p, _reduce_chooser_jvp)
+batching.defreducer(reduce_max_p)
 
 
 # ----------------------------------------------------------------------------
@@ -377,6 +381,7 @@ def _reduce_min_abstract_eval(operand, *, axes):
 reduce_min_p = standard_primitive("reduce_min", _reduce_min_abstract_eval,
                                   _monoid_reduce_lowering(_min_identity, _min_combine))
 ad.defjvp2(reduce_min_p, _reduce_chooser_jvp)
+batching.defreducer(reduce_min_p)
 
 
 # ----------------------------------------------------------------------------
@@ -417,6 +422,7 @@ def reduce_and(operand, axes):
 reduce_and_p = standard_primitive("reduce_and", _logical_reduce_abstract_eval,
                                   _monoid_reduce_lowering(_and_identity, ew.bitwise_and))
 ad.defjvp_zero(reduce_and_p)
+batching.defreducer(reduce_and_p)
 
 
 def reduce_or(operand, axes):
@@ -443,6 +449,7 @@ def reduce_or(operand, axes):
 reduce_or_p = standard_primitive("reduce_or", _logical_reduce_abstract_eval,
                                  _monoid_reduce_lowering(_or_identity, ew.bitwise_or))
 ad.defjvp_zero(reduce_or_p)
+batching.defreducer(reduce_or_p)
 
 
 def reduce_xor(operand, axes):
@@ -469,6 +476,7 @@ def reduce_xor(operand, axes):
 reduce_xor_p = standard_primitive("reduce_xor", _logical_reduce_abstract_eval,
                                   _monoid_reduce_lowering(_or_identity, ew.bitwise_xor))
 ad.defjvp_zero(reduce_xor_p)
+batching.defreducer(reduce_xor_p)
 
 
 # ----------------------------------------------------------------------------
@@ -617,6 +625,39 @@ reduce_p = standard_primitive("reduce", _reduce_abstract_eval, _reduce_lowering,
 reduce_p.def_jvp(_reduce_jvp)
 
 
+def _init_dims(bdim):
+  # A batched initial value has shape (B,); a shared one is rank 0.
+  return () if bdim is batching.not_mapped else (0,)
+
+
+def _reduce_batch(axis_data, args, dims, *, computation, jaxpr, dimensions):
+  """Batch axes of the operands go first and the reduced dimensions shift past them.
+
+  JAX refuses batched initial values; here each member's initial value is
+  joined to its operand along the first reduced dimension, and member 0's
+  serves as the shared one (in a monoid the identity is unique, so this is
+  exact whenever each initial value is an identity, as `reduce` requires).
+  """
+  n = len(args) // 2
+  size = axis_data.size
+  operands = [batching.bdim_at_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
+  inits, init_dims = args[n:], dims[n:]
+  dimensions = tuple(d + 1 for d in dimensions)
+  if dimensions and any(d is not batching.not_mapped for d in init_dims):
+    joined = dimensions[0]
+    shape = tuple(1 if i == joined else k for i, k in enumerate(np.shape(operands[0])))
+    operands = [concatenate([broadcast_in_dim(i, shape, _init_dims(d)), x], joined)
+                for x, i, d in zip(operands, inits, init_dims)]
+  inits = [i if d is batching.not_mapped else reshape(slice_in_dim(i, 0, 1), ())
+           for i, d in zip(inits, init_dims)]
+  outs = reduce_p.bind(*operands, *inits, computation=computation, jaxpr=jaxpr,
+                       dimensions=dimensions)
+  return outs, [0] * n
+
+
+reduce_p.def_batch(_reduce_batch)
+
+
 # ----------------------------------------------------------------------------
 # argmax, argmin
 
@@ -693,6 +734,7 @@ argmax_p = standard_primitive(
     "argmax", _argminmax_abstract_eval,
     functools.partial(_argminmax_lowering, ew.gt, _max_identity))
 ad.defjvp_zero(argmax_p)
+batching.defreducer(argmax_p)
 
 
 def argmin(operand, axis, index_dtype):
@@ -723,6 +765,7 @@ argmin_p = standard_primitive(
     "argmin", _argminmax_abstract_eval,
     functools.partial(_argminmax_lowering, ew.lt, _min_identity))
 ad.defjvp_zero(argmin_p)
+batching.defreducer(argmin_p)
 
 
 # ----------------------------------------------------------------------------
@@ -762,6 +805,14 @@ def _cumulative_lowering(identity, combine):
   return lowering
 
 
+def _cumulative_batch(prim):
+  """The batch axis stays where it is; `axis` shifts past it."""
+  def rule(axis_data, args, dims, *, axis, reverse):
+    (x,), (bdim,) = args, dims
+    return prim.bind(x, axis=axis + (bdim <= axis), reverse=reverse), bdim
+  return rule
+
+
 def cumsum(operand, axis: int = 0, reverse: bool = False):
   """The running sum of `operand` along `axis` (from the end when `reverse`).
 
@@ -789,6 +840,7 @@ def _cumsum_transpose(ct, operand, *, axis, reverse):
 cumsum_p = standard_primitive("cumsum", _cumulative_abstract_eval("cumsum"),
                               _cumulative_lowering(_sum_identity, ew.add))
 ad.deflinear(cumsum_p, _cumsum_transpose)
+cumsum_p.def_batch(_cumulative_batch(cumsum_p))
 
 
 def cumprod(operand, axis: int = 0, reverse: bool = False):
@@ -814,6 +866,7 @@ def cumprod(operand, axis: int = 0, reverse: bool = False):
 cumprod_p = standard_primitive("cumprod", _cumulative_abstract_eval("cumprod"),
                                _cumulative_lowering(_prod_identity, ew.mul))
 cumprod_p.def_jvp(_cumulative_jvp(cumprod_p, ew.mul, _prod_identity))
+cumprod_p.def_batch(_cumulative_batch(cumprod_p))
 
 
 def cummax(operand, axis: int = 0, reverse: bool = False):
@@ -839,6 +892,7 @@ def cummax(operand, axis: int = 0, reverse: bool = False):
 cummax_p = standard_primitive("cummax", _cumulative_abstract_eval("cummax"),
                               _cumulative_lowering(_max_identity, _max_combine))
 cummax_p.def_jvp(_cumulative_jvp(cummax_p, _max_combine, _max_identity))
+cummax_p.def_batch(_cumulative_batch(cummax_p))
 
 
 def cummin(operand, axis: int = 0, reverse: bool = False):
@@ -864,6 +918,7 @@ def cummin(operand, axis: int = 0, reverse: bool = False):
 cummin_p = standard_primitive("cummin", _cumulative_abstract_eval("cummin"),
                               _cumulative_lowering(_min_identity, _min_combine))
 cummin_p.def_jvp(_cumulative_jvp(cummin_p, _min_combine, _min_identity))
+cummin_p.def_batch(_cumulative_batch(cummin_p))
 
 
 def _wrap_between(x, bound):
@@ -916,3 +971,4 @@ def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
 cumlogsumexp_p = standard_primitive("cumlogsumexp", _cumulative_abstract_eval("cumlogsumexp"),
                                     _cumulative_lowering(_neg_inf, _logaddexp))
 cumlogsumexp_p.def_jvp(_cumulative_jvp(cumlogsumexp_p, _logaddexp, _neg_inf))
+cumlogsumexp_p.def_batch(_cumulative_batch(cumlogsumexp_p))

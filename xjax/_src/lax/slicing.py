@@ -31,13 +31,13 @@ from xjax._src import dispatch
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
 from xjax._src.interpreters import ad
+from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as ew
-from xjax._src.lax.structural import (_is_jax_array, broadcast_in_dim, check_shapelike,
-                                      concatenate, expand_dims, full, iota, pad, reshape,
-                                      squeeze)
+from xjax._src.lax.structural import (broadcast_in_dim, check_shapelike, concatenate,
+                                      expand_dims, full, iota, pad, reshape, squeeze)
 from xjax._src.lax.utils import check_dtype_kind, standard_primitive
 
 
@@ -133,6 +133,17 @@ def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
   return [pad(ct, np.zeros((), core.get_aval(ct).dtype), config)]
 
 
+def _slice_batch(axis_data, args, dims, *, start_indices, limit_indices, strides):
+  (operand,), (bdim,) = args, dims
+  start_indices, limit_indices = list(start_indices), list(limit_indices)
+  start_indices.insert(bdim, 0)
+  limit_indices.insert(bdim, np.shape(operand)[bdim])
+  if strides is not None:
+    strides = list(strides)
+    strides.insert(bdim, 1)
+  return slice(operand, start_indices, limit_indices, strides), bdim
+
+
 def _slice_impl(operand, *, start_indices, limit_indices, strides):
   # As in JAX, an eager unstrided slice runs as a dynamic_slice, so one
   # executable serves every slice of the same size.
@@ -155,6 +166,7 @@ def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
 slice_p = standard_primitive("slice", _slice_abstract_eval, _slice_lowering)
 slice_p.def_impl(_slice_impl)
 ad.deflinear(slice_p, _slice_transpose)
+slice_p.def_batch(_slice_batch)
 
 
 # ----------------------------------------------------------------------------
@@ -211,14 +223,16 @@ def _dynamic_slice_indices(operand, start_indices, allow_negative_indices):
     dtype = core.get_aval(i).dtype
     if dtypes.issubdtype(dtype, np.unsignedinteger):
       result.append(i)
-    elif not _is_jax_array(i) and np.ndim(i) == 0:  # a host scalar: wrapped now
+    elif isinstance(i, (int, float, np.generic)):  # host scalars; 0-d arrays trace, as in JAX
       if i < 0 and not allow_negative:
         raise ValueError(f"Index {i} is out of bounds for dimension {d} if "
                          "allow_negative_indices=False")
       result.append(ew.convert_element_type(i + d if i < 0 else i, dtype))
     elif allow_negative:
-      # select(i < 0, i + d, i)
-      result.append(ew.select_n(ew.lt(i, 0), i, ew.add(i, ew.convert_element_type(d, dtype))))
+      # select(i < 0, i + d, i); the sum is strongly typed, as JAX's `+` makes it.
+      negative = ew.lt(i, 0)
+      wrapped = ew.add(ew.convert_element_type(i, dtype), ew.convert_element_type(d, dtype))
+      result.append(ew.select_n(negative, i, wrapped))
     else:
       result.append(i)
   return result
@@ -258,6 +272,31 @@ def _dynamic_slice_transpose(ct, operand, *start_indices, slice_sizes):
   return [dynamic_update_slice_p.bind(zeros, ct, *start_indices), *[None] * len(start_indices)]
 
 
+def _batch_dynamic_slice_indices(indices, dims):
+  """The scalar start indices as one index array, batched ``[B, n]`` (dim 0) if any is."""
+  if not indices:
+    return np.zeros((0,), np.int32), None
+  size = next((np.shape(x)[d] for x, d in zip(indices, dims) if d is not None), None)
+  if size is None:
+    return concatenate([broadcast_in_dim(i, (1,), ()) for i in indices], 0), None
+  return concatenate([broadcast_in_dim(i, (size, 1), () if d is None else (0,))
+                      for i, d in zip(indices, dims)], 1), 0
+
+
+def _dynamic_slice_batch(axis_data, args, dims, *, slice_sizes):
+  # A batched dynamic_slice is a gather of one window per member (CLIP is
+  # dynamic_slice's clamping), as in JAX.
+  operand, *start_indices = args
+  operand_bdim, *index_dims = dims
+  ndim = len(slice_sizes)
+  dnums = GatherDimensionNumbers(offset_dims=tuple(range(ndim)), collapsed_slice_dims=(),
+                                 start_index_map=tuple(range(ndim)))
+  index, index_bdim = _batch_dynamic_slice_indices(start_indices, index_dims)
+  return _gather_batch(axis_data, (operand, index), (operand_bdim, index_bdim),
+                       dimension_numbers=dnums, slice_sizes=slice_sizes, unique_indices=True,
+                       indices_are_sorted=True, mode=GatherScatterMode.CLIP, fill_value=None)
+
+
 def _dynamic_slice_lowering(ctx, x, *start_indices, slice_sizes):
   return ctx.op1("stablehlo.dynamic_slice", [x, *start_indices],
                  hlo.aval_type(ctx.avals_out[0]), f"slice_sizes = {hlo.i64_array(slice_sizes)}")
@@ -267,6 +306,7 @@ dynamic_slice_p = standard_primitive("dynamic_slice", _dynamic_slice_abstract_ev
                                      _dynamic_slice_lowering)
 dynamic_slice_p.def_jvp(_dynamic_slice_jvp)
 dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
+dynamic_slice_p.def_batch(_dynamic_slice_batch)
 
 
 # ----------------------------------------------------------------------------
@@ -342,6 +382,21 @@ def _dynamic_update_slice_transpose(ct, operand, update, *start_indices):
   return [ct_operand, ct_update, *[None] * len(start_indices)]
 
 
+def _dynamic_update_slice_batch(axis_data, args, dims):
+  # A batched dynamic_update_slice is a scatter of one window per member (CLIP
+  # clamps as dynamic_update_slice does), as in JAX.
+  operand, update, *start_indices = args
+  operand_bdim, update_bdim, *index_dims = dims
+  window = tuple(range(len(start_indices)))
+  dnums = ScatterDimensionNumbers(update_window_dims=window, inserted_window_dims=(),
+                                  scatter_dims_to_operand_dims=window)
+  index, index_bdim = _batch_dynamic_slice_indices(start_indices, index_dims)
+  return _scatter_batch(scatter_p, axis_data, (operand, index, update),
+                        (operand_bdim, index_bdim, update_bdim), update_jaxpr=None,
+                        update_consts=(), dimension_numbers=dnums, indices_are_sorted=True,
+                        unique_indices=True, mode=GatherScatterMode.CLIP)
+
+
 def _dynamic_update_slice_lowering(ctx, x, update, *start_indices):
   return ctx.op1("stablehlo.dynamic_update_slice", [x, update, *start_indices], x.type)
 
@@ -350,6 +405,7 @@ dynamic_update_slice_p = standard_primitive(
     "dynamic_update_slice", _dynamic_update_slice_abstract_eval, _dynamic_update_slice_lowering)
 dynamic_update_slice_p.def_jvp(_dynamic_update_slice_jvp)
 dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
+dynamic_update_slice_p.def_batch(_dynamic_update_slice_batch)
 
 
 # ----------------------------------------------------------------------------
@@ -629,6 +685,51 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, u
                       unique_indices=unique_indices, mode=mode), None]
 
 
+def _shift(dims):
+  # np.add, as JAX's rules do: the shifted dims are NumPy ints, and printed
+  # jaxprs show them as JAX's do (``offset_dims=(np.int64(1),)``).
+  return tuple(np.add(1, dims))
+
+
+def _gather_batch(axis_data, args, dims, *, dimension_numbers, slice_sizes, unique_indices,
+                  indices_are_sorted, mode, fill_value):
+  """JAX's rule: a batched operand gains a window dim, batched indices a batch dim, and
+  both batched become a pair of batching dims."""
+  operand, indices = args
+  operand_bdim, indices_bdim = dims
+  dn = dimension_numbers
+  params = dict(mode=mode, fill_value=fill_value)
+  if indices_bdim is None:  # the batch axis is one more (whole) window dimension
+    operand = batching.moveaxis(operand, operand_bdim, 0)
+    dnums = GatherDimensionNumbers(
+        offset_dims=(0, *_shift(dn.offset_dims)),
+        collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
+        start_index_map=_shift(dn.start_index_map),
+        operand_batching_dims=_shift(dn.operand_batching_dims),
+        start_indices_batching_dims=dn.start_indices_batching_dims)
+    return gather(operand, indices, dnums, (np.shape(operand)[0], *slice_sizes),
+                  unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                  **params), 0
+  indices = batching.moveaxis(indices, indices_bdim, 0)
+  if operand_bdim is None:  # the batch axis is one more batch dim of the indices
+    dnums = dn._replace(offset_dims=tuple(d + 1 for d in dn.offset_dims),
+                        start_indices_batching_dims=_shift(dn.start_indices_batching_dims))
+    # Members may index the same elements: the promises no longer hold.
+    return gather(operand, indices, dnums, slice_sizes, unique_indices=False,
+                  indices_are_sorted=False, **params), 0
+  # Both batched: operand dim 0 and indices dim 0 pair up as batching dims.
+  operand = batching.moveaxis(operand, operand_bdim, 0)
+  dnums = GatherDimensionNumbers(
+      offset_dims=_shift(dn.offset_dims), collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
+      start_index_map=_shift(dn.start_index_map),
+      operand_batching_dims=(0, *_shift(dn.operand_batching_dims)),
+      start_indices_batching_dims=(0, *_shift(dn.start_indices_batching_dims)))
+  batch_window = 0 if np.shape(operand)[0] == 0 else 1
+  return gather(operand, indices, dnums, (batch_window, *slice_sizes),
+                unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                **params), 0
+
+
 def _broadcast_const(ctx, value, dtype, shape):
   """A constant of `dtype` broadcast to `shape` (a splat, folded by XLA)."""
   scalar = ctx.constant(np.asarray(value, dtype))
@@ -706,6 +807,7 @@ def _gather_lowering(ctx, operand, indices, *, dimension_numbers, slice_sizes, u
 gather_p = standard_primitive("gather", _gather_abstract_eval, _gather_lowering)
 ad.defjvp(gather_p, _gather_jvp, None)
 gather_p.def_transpose(_gather_transpose)
+gather_p.def_batch(_gather_batch)
 
 
 # ----------------------------------------------------------------------------
@@ -995,6 +1097,36 @@ def _scatter_lowering(ctx, operand, indices, updates, *, update_jaxpr, update_co
                  [region])
 
 
+def _scatter_batch(prim, axis_data, args, dims, *, update_jaxpr, update_consts,
+                   dimension_numbers, indices_are_sorted, unique_indices, mode):
+  """JAX's rule: operand and updates get the batch axis first (broadcast if unbatched);
+  it is a window dim when the indices are shared, else a pair of batching dims."""
+  operand, indices, updates = args
+  operand_bdim, indices_bdim, updates_bdim = dims
+  size = next(np.shape(x)[d] for x, d in zip(args, dims) if d is not None)
+  operand = batching.bdim_at_front(operand, operand_bdim, size)
+  updates = batching.bdim_at_front(updates, updates_bdim, size)
+  dn = dimension_numbers
+  params = dict(update_jaxpr=update_jaxpr, update_consts=update_consts,
+                indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
+  if indices_bdim is None:
+    dnums = ScatterDimensionNumbers(
+        update_window_dims=(0, *_shift(dn.update_window_dims)),
+        inserted_window_dims=_shift(dn.inserted_window_dims),
+        scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims),
+        operand_batching_dims=_shift(dn.operand_batching_dims),
+        scatter_indices_batching_dims=dn.scatter_indices_batching_dims)
+    return prim.bind(operand, indices, updates, dimension_numbers=dnums, **params), 0
+  indices = batching.bdim_at_front(indices, indices_bdim, size)
+  dnums = ScatterDimensionNumbers(
+      update_window_dims=_shift(dn.update_window_dims),
+      inserted_window_dims=_shift(dn.inserted_window_dims),
+      scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims),
+      operand_batching_dims=(0, *_shift(dn.operand_batching_dims)),
+      scatter_indices_batching_dims=(0, *_shift(dn.scatter_indices_batching_dims)))
+  return prim.bind(operand, indices, updates, dimension_numbers=dnums, **params), 0
+
+
 def _numeric_scatter_abstract_eval(name):
   # The arithmetic scatters reject bool operands, as JAX's do.
   def abstract_eval(operand, indices, updates, **params):
@@ -1012,6 +1144,9 @@ scatter_mul_p = standard_primitive("scatter-mul", _numeric_scatter_abstract_eval
                                    _scatter_lowering)
 scatter_min_p = standard_primitive("scatter-min", _scatter_abstract_eval, _scatter_lowering)
 scatter_max_p = standard_primitive("scatter-max", _scatter_abstract_eval, _scatter_lowering)
+for _prim in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p,
+              scatter_max_p):
+  _prim.def_batch(functools.partial(_scatter_batch, _prim))
 
 
 # Differentiation of the scatter family (JAX's rules). The indices are never

@@ -22,10 +22,11 @@ from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
 from xjax._src.interpreters import ad
+from xjax._src.interpreters import batching
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.reductions import fun_region
 from xjax._src.lax.slicing import GatherDimensionNumbers, GatherScatterMode, gather
-from xjax._src.lax.structural import broadcasted_iota, expand_dims, reshape
+from xjax._src.lax.structural import broadcast_in_dim, broadcasted_iota, expand_dims, reshape
 from xjax._src.lax.utils import standard_primitive
 
 
@@ -154,6 +155,20 @@ sort_p = standard_primitive("sort", _sort_abstract_eval, _sort_lowering, multipl
 sort_p.def_jvp(_sort_jvp)
 
 
+def _sort_batch(axis_data, args, dims, *, dimension, is_stable, num_keys):
+  """All operands take the first batched one's batch axis; `dimension` shifts past it."""
+  shape, bdim = next((np.shape(x), d) for x, d in zip(args, dims) if d is not batching.not_mapped)
+  others = tuple(i for i in range(len(shape)) if i != bdim)
+  args = [broadcast_in_dim(x, shape, others) if d is batching.not_mapped
+          else batching.moveaxis(x, d, bdim) for x, d in zip(args, dims)]
+  outs = sort_p.bind(*args, dimension=dimension + (bdim <= dimension), is_stable=is_stable,
+                     num_keys=num_keys)
+  return outs, [bdim] * len(outs)
+
+
+sort_p.def_batch(_sort_batch)
+
+
 def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
   """Sorts `keys` along `dimension` and permutes `values` the same way.
 
@@ -261,3 +276,11 @@ def _top_k_lowering(ctx, x, *, k, axis):
 top_k_p = standard_primitive("top_k", _top_k_abstract_eval, _top_k_lowering,
                              multiple_results=True)
 top_k_p.def_jvp(_top_k_jvp)
+
+
+def _top_k_batch(axis_data, args, dims, *, k, axis):
+  (x,), (bdim,) = args, dims
+  return top_k_p.bind(x, k=k, axis=axis + (bdim <= axis)), [bdim, bdim]
+
+
+top_k_p.def_batch(_top_k_batch)

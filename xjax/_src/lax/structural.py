@@ -90,6 +90,14 @@ def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sha
   return [expand_dims(summed, unit_dims)]
 
 
+def _broadcast_in_dim_batch(axis_data, args, dims, *, shape, broadcast_dimensions, sharding):
+  (operand,), (bdim,) = args, dims
+  operand = batching.moveaxis(operand, bdim, 0)
+  new_dims = (0, *np.add(1, broadcast_dimensions))  # NumPy ints, printed as JAX prints them
+  return broadcast_in_dim_p.bind(operand, shape=(np.shape(operand)[0], *shape),
+                                 broadcast_dimensions=new_dims, sharding=None), 0
+
+
 def _broadcast_in_dim_pp(params):
   shown = {k: v for k, v in params.items() if k not in ("shape", "sharding")}
   if not shown["broadcast_dimensions"]:
@@ -106,6 +114,7 @@ broadcast_in_dim_p = standard_primitive(
     "broadcast_in_dim", _broadcast_in_dim_abstract_eval, _broadcast_in_dim_lowering,
     pp_params=_broadcast_in_dim_pp)
 ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+broadcast_in_dim_p.def_batch(_broadcast_in_dim_batch)
 
 
 def broadcast(operand, sizes):
@@ -166,6 +175,14 @@ def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
   return [transpose(permuted, tuple(np.argsort(dimensions)))]
 
 
+def _reshape_batch(axis_data, args, dims, *, new_sizes, dimensions, sharding):
+  (operand,), (bdim,) = args, dims
+  operand = batching.moveaxis(operand, bdim, 0)
+  if dimensions is not None:
+    dimensions = (0, *np.add(1, dimensions))
+  return reshape(operand, (np.shape(operand)[0], *new_sizes), dimensions), 0
+
+
 def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
   if dimensions is not None:
     src = ctx.avals_in[0]
@@ -177,6 +194,7 @@ def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
 
 reshape_p = standard_primitive("reshape", _reshape_abstract_eval, _reshape_lowering)
 ad.deflinear(reshape_p, _reshape_transpose)
+reshape_p.def_batch(_reshape_batch)
 
 
 # ----------------------------------------------------------------------------
@@ -262,6 +280,13 @@ def _transpose_transpose(ct, operand, *, permutation):
   return [transpose(ct, tuple(int(d) for d in np.argsort(permutation)))]
 
 
+def _transpose_batch(axis_data, args, dims, *, permutation):
+  # The batch axis goes first; the other axes keep their order, renumbered around it.
+  (operand,), (bdim,) = args, dims
+  perm = (bdim, *(d if d < bdim else d + 1 for d in permutation))
+  return transpose(operand, perm), 0
+
+
 def _transpose_lowering(ctx, x, *, permutation):
   return ctx.op1("stablehlo.transpose", [x], hlo.aval_type(ctx.avals_out[0]),
                  f"permutation = {hlo.i64_array(permutation)}")
@@ -269,6 +294,7 @@ def _transpose_lowering(ctx, x, *, permutation):
 
 transpose_p = standard_primitive("transpose", _transpose_abstract_eval, _transpose_lowering)
 ad.deflinear(transpose_p, _transpose_transpose)
+transpose_p.def_batch(_transpose_batch)
 
 
 # ----------------------------------------------------------------------------
@@ -322,12 +348,19 @@ def _squeeze_transpose(ct, operand, *, dimensions):
   return [expand_dims(ct, dimensions)]
 
 
+def _squeeze_batch(axis_data, args, dims, *, dimensions):
+  (operand,), (bdim,) = args, dims
+  operand = batching.moveaxis(operand, bdim, 0)
+  return squeeze(operand, tuple(np.add(1, dimensions))), 0
+
+
 def _squeeze_lowering(ctx, x, *, dimensions):
   return ctx.op1("stablehlo.reshape", [x], hlo.aval_type(ctx.avals_out[0]))
 
 
 squeeze_p = standard_primitive("squeeze", _squeeze_abstract_eval, _squeeze_lowering)
 ad.deflinear(squeeze_p, _squeeze_transpose)
+squeeze_p.def_batch(_squeeze_batch)
 
 
 def expand_dims(array, dimensions):
@@ -405,12 +438,18 @@ def _rev_transpose(ct, operand, *, dimensions):
   return [rev(ct, dimensions)]
 
 
+def _rev_batch(axis_data, args, dims, *, dimensions):
+  (operand,), (bdim,) = args, dims
+  return rev(operand, tuple(d + 1 if d >= bdim else d for d in dimensions)), bdim
+
+
 def _rev_lowering(ctx, x, *, dimensions):
   return ctx.op1("stablehlo.reverse", [x], x.type, f"dimensions = {hlo.i64_array(dimensions)}")
 
 
 rev_p = standard_primitive("rev", _rev_abstract_eval, _rev_lowering)
 ad.deflinear(rev_p, _rev_transpose)
+rev_p.def_batch(_rev_batch)
 
 
 # ----------------------------------------------------------------------------
@@ -489,6 +528,25 @@ def _pad_transpose(ct, operand, padding_value, *, padding_config):
   return [ct_operand if ad.is_undefined_primal(operand) else None, ct_padding_value]
 
 
+def _pad_batch(axis_data, args, dims, *, padding_config):
+  operand, padding_value = args
+  operand_bdim, padding_value_bdim = dims
+  if operand_bdim is None:
+    operand_bdim = 0
+    operand = broadcast(operand, (axis_data.size,))
+  config = list(padding_config)
+  config.insert(operand_bdim, (0, 0, 0))
+  if padding_value_bdim is None:
+    return pad(operand, padding_value, config), operand_bdim
+  # One padding value per member: pad with zeros, then select the padded
+  # positions (a mask padded the same way) from the broadcast padding values.
+  assert padding_value_bdim == 0, padding_value_bdim
+  padded = pad(operand, full_like(operand, 0, shape=()), config)
+  mask = pad(full_like(operand, True, np.bool_), False, config)
+  padding = broadcast_in_dim(padding_value, np.shape(padded), (operand_bdim,))
+  return ew.select_n(mask, padding, padded), operand_bdim
+
+
 def _pad_lowering(ctx, x, padding_value, *, padding_config):
   low, high, interior = zip(*padding_config) if padding_config else ((), (), ())
   attrs = (f"edge_padding_low = {hlo.i64_array(low)}, edge_padding_high = {hlo.i64_array(high)}, "
@@ -498,6 +556,7 @@ def _pad_lowering(ctx, x, padding_value, *, padding_config):
 
 pad_p = standard_primitive("pad", _pad_abstract_eval, _pad_lowering)
 ad.deflinear(pad_p, _pad_transpose)
+pad_p.def_batch(_pad_batch)
 
 
 # ----------------------------------------------------------------------------
@@ -567,6 +626,12 @@ def _concatenate_transpose(ct, *operands, dimension):
           for o, start, size in zip(operands, starts, sizes)]
 
 
+def _concatenate_batch(axis_data, args, dims, *, dimension):
+  operands = [broadcast(x, (axis_data.size,)) if d is None else batching.moveaxis(x, d, 0)
+              for x, d in zip(args, dims)]
+  return concatenate(operands, dimension + 1), 0
+
+
 def _concatenate_lowering(ctx, *xs, dimension):
   return ctx.op1("stablehlo.concatenate", xs, hlo.aval_type(ctx.avals_out[0]),
                  f"dimension = {int(dimension)} : i64")
@@ -575,6 +640,7 @@ def _concatenate_lowering(ctx, *xs, dimension):
 concatenate_p = standard_primitive("concatenate", _concatenate_abstract_eval,
                                    _concatenate_lowering)
 ad.deflinear(concatenate_p, _concatenate_transpose)
+concatenate_p.def_batch(_concatenate_batch)
 
 
 # ----------------------------------------------------------------------------
@@ -733,12 +799,14 @@ def _moveaxis(x, src: int, dst: int):
 def _broadcast_axis(x, size: int, axis: int):
   shape = list(np.shape(x))
   shape.insert(axis, size)
-  dims = tuple(i for i in range(len(shape)) if i != axis)
-  return broadcast_in_dim(x, tuple(shape), dims)
+  dims = tuple(np.delete(np.arange(len(shape)), axis))  # NumPy ints, printed as JAX's are
+  return broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=dims,
+                                 sharding=None)
 
 
 def _expand_trailing(x, ndim: int):
-  return reshape(x, tuple(np.shape(x)) + (1,) * (ndim - np.ndim(x)))
+  shape = tuple(np.shape(x))
+  return broadcast_in_dim(x, shape + (1,) * (ndim - len(shape)), tuple(range(len(shape))))
 
 
 batching.register_axis_ops(moveaxis=_moveaxis, broadcast=_broadcast_axis,

@@ -24,6 +24,7 @@ from xjax._src.numpy import creation
 from xjax._src.numpy import reductions
 from xjax._src.numpy import ufuncs
 from xjax._src.numpy import util
+from xjax._src.random import prng  # typed keys in stack/concatenate
 from xjax._src.numpy.util import (canonicalize_axis, check_arraylike, check_no_out, dtype_of,
                                   ensure_arraylike, where_)
 
@@ -326,6 +327,10 @@ def _arrays_tuple(name, arrays):
   return tuple(util._unwrap(a) for a in arrays)
 
 
+def _are_keys(arrays) -> bool:
+  return isinstance(arrays, (list, tuple)) and any(map(prng.is_key_array, arrays))
+
+
 def concatenate(arrays, axis: int | None = 0, dtype=None):
   """The arrays joined along an existing axis (flattened first when `axis` is None).
 
@@ -343,6 +348,8 @@ def concatenate(arrays, axis: int | None = 0, dtype=None):
 
   Mirrors `jax.numpy.concatenate`.
   """
+  if _are_keys(arrays):  # typed PRNG keys (xjax.random)
+    return prng.concatenate_keys(arrays, axis)
   arrays = _arrays_tuple("concatenate", arrays)
   if not arrays:
     raise ValueError("Need at least one array to concatenate.")
@@ -382,6 +389,8 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
   Mirrors `jax.numpy.stack`.
   """
   check_no_out("stack", out)
+  if _are_keys(arrays):  # typed PRNG keys (xjax.random)
+    return prng.stack_keys(arrays, axis)
   arrays = _arrays_tuple("stack", arrays)
   if not arrays:
     raise ValueError("Need at least one array to stack.")

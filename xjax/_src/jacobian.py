@@ -1,0 +1,173 @@
+"""Jacobians and Hessians: `jacfwd`, `jacrev`, `hessian`, built on `vmap` as in JAX.
+
+`jacfwd` pushes forward every standard basis vector of the inputs at once
+(`vmap` of `jvp`); `jacrev` pulls back every basis vector of the outputs
+(`vmap` of the `vjp` function). The stacked results are then reshaped into
+one block per (output leaf, input leaf) pair of shape
+``output.shape + input.shape``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from xjax._src import core
+from xjax._src import dtypes
+from xjax._src import tree_util
+from xjax._src.api import (_argnums_tuple, _check_input_dtype_grad, _with_args_at, jvp, vjp)
+from xjax._src.api_util import check_callable
+from xjax._src.lax import slicing
+from xjax._src.numpy import lax_numpy as jnp
+from xjax._src.vmap import vmap
+
+
+def _std_basis(leaves):
+  """The standard basis of the flattened `leaves`: one array per leaf, of shape (N,) + leaf shape.
+
+  N is the total size of the leaves; row k is the k-th basis vector, in each
+  leaf's own dtype.
+  """
+  avals = [core.get_aval(x) for x in leaves]
+  total = sum(a.size for a in avals)
+  basis, start = [], 0
+  for a in avals:
+    block = np.zeros((total, a.size), a.dtype)
+    block[np.arange(start, start + a.size), np.arange(a.size)] = 1
+    basis.append(block.reshape((total, *a.shape)))
+    start += a.size
+  return basis
+
+
+def _split(x, sizes, axis: int):
+  """`x` cut along `axis` into consecutive pieces of the given sizes."""
+  axis = axis % np.ndim(x)
+  pieces, start = [], 0
+  for size in sizes:
+    pieces.append(slicing.slice_in_dim(x, start, start + size, axis=axis))
+    start += size
+  return pieces
+
+
+def _check_jacfwd_input(holomorphic: bool, x) -> None:
+  dtype = core.get_aval(x).dtype
+  if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
+    raise TypeError("jacfwd with holomorphic=True requires inputs with complex dtype, but got "
+                    f"{dtype.name}.")
+  if not holomorphic and not dtypes.issubdtype(dtype, np.floating):
+    raise TypeError("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+                    f"np.floating), but got {dtype.name}. For holomorphic differentiation, pass "
+                    "holomorphic=True. For differentiation of non-holomorphic functions involving "
+                    "complex inputs or integer inputs, use jax.jvp directly.")
+
+
+def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+  """The Jacobian of `fun` by forward mode (`vmap` of `jvp` over the input basis).
+
+  Args:
+    fun: the function; its inputs at `argnums` must be real floating (complex
+      with `holomorphic`).
+    argnums: an int or tuple of ints: which positional arguments.
+    has_aux: `fun` returns ``(output, aux)``; the result is ``(jacobian, aux)``.
+    holomorphic: `fun` is holomorphic.
+
+  Returns:
+    A function returning, for each output leaf, a pytree over the inputs of
+    blocks of shape ``output.shape + input.shape``.
+
+  Raises:
+    TypeError: inputs of a non-floating dtype (non-complex with `holomorphic`).
+
+  Mirrors `jax.jacfwd`.
+  """
+  check_callable(fun)
+
+  def jacfun(*args, **kwargs):
+    single, nums = _argnums_tuple(argnums, len(args))
+    dyn = tuple(args[i] for i in nums)
+    leaves, in_tree = tree_util.tree_flatten(dyn)
+    for leaf in leaves:
+      _check_jacfwd_input(holomorphic, leaf)
+    partial_fun = _with_args_at(fun, args, kwargs, nums)
+
+    def pushfwd(*basis_leaves):
+      return jvp(partial_fun, dyn, tree_util.tree_unflatten(in_tree, basis_leaves),
+                 has_aux=has_aux)
+
+    out_axes = (None, -1, None) if has_aux else (None, -1)
+    res = vmap(pushfwd, out_axes=out_axes)(*_std_basis(leaves))
+    y, jac = res[0], res[1]
+    sizes = [core.get_aval(x).size for x in leaves]
+
+    def unravel(y_leaf, jac_leaf):
+      pieces = _split(jac_leaf, sizes, -1)
+      blocks = [jnp.reshape(p, np.shape(y_leaf) + np.shape(x)) for p, x in zip(pieces, leaves)]
+      tree = tree_util.tree_unflatten(in_tree, blocks)
+      return tree[0] if single else tree
+
+    jac_tree = tree_util.tree_map(unravel, y, jac)
+    return (jac_tree, res[2]) if has_aux else jac_tree
+
+  return jacfun
+
+
+def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False):
+  """The Jacobian of `fun` by reverse mode (`vmap` of the vjp over the output basis).
+
+  Args:
+    fun: the function; see `jacfwd`. `allow_int` allows integer inputs
+      (float0 blocks), as in `grad`.
+
+  Returns:
+    A function returning, for each output leaf, a pytree over the inputs of
+    blocks of shape ``output.shape + input.shape``.
+
+  Raises:
+    TypeError: input dtypes `grad` rejects.
+
+  Mirrors `jax.jacrev`.
+  """
+  check_callable(fun)
+
+  def jacfun(*args, **kwargs):
+    single, nums = _argnums_tuple(argnums, len(args))
+    dyn = tuple(args[i] for i in nums)
+    leaves, in_tree = tree_util.tree_flatten(dyn)
+    for leaf in leaves:
+      _check_input_dtype_grad(holomorphic, allow_int, leaf)
+    partial_fun = _with_args_at(fun, args, kwargs, nums)
+    if has_aux:
+      y, pullback, aux = vjp(partial_fun, *dyn, has_aux=True)
+    else:
+      y, pullback = vjp(partial_fun, *dyn)
+    y_leaves, y_tree = tree_util.tree_flatten(y)
+
+    def pull(*ct_leaves):
+      return tree_util.tree_leaves(pullback(tree_util.tree_unflatten(y_tree, ct_leaves)))
+
+    cts = vmap(pull)(*_std_basis(y_leaves))
+    sizes = [core.get_aval(o).size for o in y_leaves]
+    per_input = []
+    for ct, x in zip(cts, leaves):
+      x_shape = np.shape(x)
+      if core.get_aval(ct).dtype == dtypes.float0:  # integer input under allow_int
+        per_input.append([np.zeros(np.shape(o) + x_shape, dtypes.float0) for o in y_leaves])
+        continue
+      per_input.append([jnp.reshape(p, np.shape(o) + x_shape)
+                        for p, o in zip(_split(ct, sizes, 0), y_leaves)])
+    jac_leaves = []
+    for j in range(len(y_leaves)):
+      tree = tree_util.tree_unflatten(in_tree, [blocks[j] for blocks in per_input])
+      jac_leaves.append(tree[0] if single else tree)
+    jac = tree_util.tree_unflatten(y_tree, jac_leaves)
+    return (jac, aux) if has_aux else jac
+
+  return jacfun
+
+
+jacobian = jacrev
+
+
+def hessian(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+  """The Hessian of scalar `fun`: ``jacfwd(jacrev(fun))`` (mirrors `jax.hessian`)."""
+  return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
+                has_aux=has_aux, holomorphic=holomorphic)

@@ -1,0 +1,372 @@
+"""Shared machinery of the control-flow primitives.
+
+* `trace_to_jaxpr` traces a user function (a pytree function) once into a
+  closed jaxpr whose captured values (outer tracers and constant arrays) are
+  explicit leading inputs: they become the primitive's "consts" operands.
+* Jaxpr surgery the primitives need: forwarding analysis, pruning outputs,
+  moving binders, dead-code elimination, joining the consts of branches.
+* The carry and branch type checks, with JAX's error messages.
+* `jvp_jaxpr` and `batch_jaxpr` wrappers that report which outputs are
+  nonzero / batched, for the fixpoints of the loop rules.
+"""
+from __future__ import annotations
+
+import weakref
+
+from xjax._src import core
+from xjax._src import source_info
+from xjax._src import tree_util
+from xjax._src.api_util import flatten_fun_nokwargs, fun_signature
+from xjax._src.config import config
+from xjax._src.interpreters import ad
+from xjax._src.interpreters import partial_eval as pe
+
+# ----------------------------------------------------------------------------
+# Tracing sub-functions
+
+_trace_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def trace_to_jaxpr(fun, in_tree, in_avals, traced_for: str, arg_names=None, key=None):
+  """Traces `fun` (taking the pytree `in_tree` of `in_avals`) once.
+
+  Returns ``(jaxpr, consts, out_tree)``: `jaxpr` is a ClosedJaxpr without
+  constants whose first inputs stand for `consts` (the values `fun` closes
+  over), followed by the flat arguments. Traces are cached per function when
+  nothing captured is a tracer (as JAX caches its control-flow jaxprs).
+  """
+  cache_key = (in_tree, tuple(in_avals), traced_for, key, config.values_key())
+  try:
+    per_fun = _trace_cache.setdefault(fun, {})
+  except TypeError:
+    per_fun = {}
+  hit = per_fun.get(cache_key)
+  if hit is not None:
+    return hit
+  flat_fun, out_tree = flatten_fun_nokwargs(fun, in_tree)
+  info = pe.DebugInfo(traced_for, source_info.fun_sourceinfo(fun), arg_names)
+  closed = pe.trace_to_jaxpr(flat_fun, list(in_avals), info)
+  jaxpr, consts = pe.convert_constvars_jaxpr(closed)
+  result = (jaxpr, consts, out_tree.val)
+  if not any(isinstance(c, core.Tracer) for c in consts):
+    per_fun[cache_key] = result
+  return result
+
+
+def carry_arg_names(fun, tree):
+  """Leaf names ``x``, ``x[0]`` ... of the first parameter of `fun` (for error messages)."""
+  sig = fun_signature(fun)
+  names = list(sig.parameters) if sig is not None else []
+  base = names[0] if names else "args[0]"
+  return base, [base + tree_util.keystr(p) for p, _ in
+                tree_util.tree_flatten_with_path(tree_util.tree_unflatten(
+                    tree, [0] * tree.num_leaves))[0]]
+
+
+def typematch(a, b) -> bool:
+  """Equal shapes and dtypes (weak types may differ), as JAX's `core.typematch`."""
+  return a.shape == b.shape and a.dtype == b.dtype
+
+
+def promote_weak_typed_inputs(vals, in_avals, out_avals):
+  """Converts weakly typed initial carries whose type the body changes; (vals, changed)."""
+  from xjax._src import dtypes
+  from xjax._src.lax.elementwise import convert_element_type
+  out, changed = [], False
+  for v, a_in, a_out in zip(vals, in_avals, out_avals):
+    if a_in.weak_type and not typematch(a_in, a_out):
+      new_dtype = dtypes.result_type(v, a_out.dtype)
+      out.append(convert_element_type(v, new_dtype))
+      changed = True
+    else:
+      out.append(v)
+  return out, changed
+
+
+# ----------------------------------------------------------------------------
+# Type-check errors (JAX's wording)
+
+
+def _capitalize(s: str) -> str:
+  return s[0].upper() + s[1:]
+
+
+class _LeafType(type):
+  def __repr__(cls):
+    return "pytree leaf"
+
+
+_LEAF = _LeafType("Leaf", (), {})()
+
+
+def equality_errors(t1, t2, path=()):
+  """(path, thing1, thing2, explanation) for each structural difference of two pytrees."""
+  leaf1 = tree_util.treedef_is_strict_leaf(tree_util.tree_structure(t1))
+  leaf2 = tree_util.treedef_is_strict_leaf(tree_util.tree_structure(t2))
+  if leaf1 and leaf2:
+    return
+  if type(t1) is not type(t2):
+    name = lambda t: "pytree leaf" if type(t) is _LeafType or t is _LEAF else str(type(t))
+    yield path, name(t1), name(t2), "their Python types differ"
+    return
+  if isinstance(t1, (list, tuple)) and len(t1) != len(t2):
+    yield (path, f"{type(t1).__name__} of length {len(t1)}",
+           f"{type(t2).__name__} of length {len(t2)}", "the lengths do not match")
+    return
+  c1, meta1 = tree_util.flatten_one_level_with_keys(t1)
+  c2, meta2 = tree_util.flatten_one_level_with_keys(t2)
+  if len(c1) != len(c2):
+    yield (path, f"{type(t1)} with {len(c1)} child{'ren' if len(c1) > 1 else ''}",
+           f"{type(t2)} with {len(c2)} child{'ren' if len(c2) > 1 else ''}",
+           "the numbers of children do not match")
+    return
+  if meta1 != meta2:
+    yield (path, f"{type(t1)} with pytree metadata {meta1}",
+           f"{type(t2)} with pytree metadata {meta2}", "the pytree node metadata does not match")
+    return
+  for (k, a), (_, b) in zip(c1, c2):
+    yield from equality_errors(a, b, (*path, k))
+
+
+def _leafy(tree):
+  return tree_util.tree_unflatten(tree, [_LEAF] * tree.num_leaves)
+
+
+def _join_diffs(diffs) -> str:
+  if len(diffs) == 1:
+    return f"{_capitalize(diffs[0])}.\n"
+  return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+
+
+def aval_mismatch_extra(a1, a2) -> str:
+  mismatches = []
+  if a1.dtype != a2.dtype:
+    mismatches.append("the dtypes do not match")
+  if a1.shape != a2.shape:
+    mismatches.append("the shapes do not match")
+  if not mismatches:
+    return ""
+  if len(mismatches) == 1:
+    return ", so " + mismatches[0]
+  return ", so " + ", ".join(mismatches[:-1]) + ", and " + mismatches[-1]
+
+
+def check_carry_type(name: str, body_fun, in_tree, in_avals, out_tree, out_avals) -> None:
+  """JAX's TypeError when a loop body's carry output differs from its input."""
+  sig = fun_signature(body_fun)
+  carry_name = list(sig.parameters)[0] if sig is not None and sig.parameters else None
+  if carry_name:
+    component = lambda p: (f"the input carry component {carry_name}{tree_util.keystr(p)}"
+                           if p else f"the input carry {carry_name}")
+  else:
+    component = lambda p: (f"the input carry at path {tree_util.keystr(p)}"
+                           if p else "the input carry")
+  if in_tree != out_tree:
+    in_carry = tree_util.tree_unflatten(in_tree, list(in_avals))
+    out_carry = tree_util.tree_unflatten(out_tree, list(out_avals))
+    diffs = [f"{component(p)} is a {t1} but the corresponding component of the carry "
+             f"output is a {t2}, so {why}" for p, t1, t2, why in equality_errors(in_carry, out_carry)]
+    if not diffs:
+      return
+    raise TypeError(
+        f"{name} function carry input and carry output must have the same pytree "
+        f"structure, but they differ:\n\n{_join_diffs(diffs)}\n"
+        "Revise the function so that the carry output has the same pytree structure "
+        "as the carry input.")
+  if all(map(typematch, in_avals, out_avals)):
+    return
+  paths = [p for p, _ in tree_util.tree_flatten_with_path(_leafy(in_tree), is_leaf=lambda x: x is _LEAF)[0]]
+  diffs = [f"{component(p)} has type {a.str_short()} but the corresponding output carry "
+           f"component has type {b.str_short()}{aval_mismatch_extra(a, b)}"
+           for p, a, b in zip(paths, in_avals, out_avals) if not typematch(a, b)]
+  raise TypeError(
+      f"{name} function carry input and carry output must have equal types, but they "
+      f"differ:\n\n{_join_diffs(diffs)}\n"
+      "Revise the function so that all output types match the corresponding input types.")
+
+
+def check_branch_outputs(api_name, name1, name2, f1, f2, tree1, avals1, tree2, avals2) -> None:
+  """JAX's TypeError when two branches of cond/switch return different types."""
+  info1 = source_info.fun_sourceinfo(f1)
+  info2 = source_info.fun_sourceinfo(f2)
+  paths = [p for p, _ in tree_util.tree_flatten_with_path(_leafy(tree1), is_leaf=lambda x: x is _LEAF)[0]]
+  component = lambda p: f" at path {tree_util.keystr(p)}" if p else ""
+  if tree1 != tree2:
+    diffs = [f"{name1} output{component(p)} is a {t1} but {name2} output{component(p)} is "
+             f"a {t2}, so {why}" for p, t1, t2, why in equality_errors(_leafy(tree1), _leafy(tree2))]
+    if not diffs:
+      return
+    differences = (f"{diffs[0]}.\n" if len(diffs) == 1 else
+                   "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n")
+    raise TypeError(
+        f"{api_name} branch outputs must have the same pytree structure, but they differ:\n\n"
+        f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
+        f"Revise {name1} and/or {name2} so that they have the same pytree structure.")
+  if all(map(typematch, avals1, avals2)):
+    return
+  diffs = [f"the output of {name1}{component(p)} has type {a.str_short()} but the "
+           f"corresponding output of {name2} has type {b.str_short()}{aval_mismatch_extra(a, b)}"
+           for p, a, b in zip(paths, avals1, avals2) if not typematch(a, b)]
+  differences = (f"{_capitalize(diffs[0])}.\n" if len(diffs) == 1 else
+                 "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n")
+  raise TypeError(
+      f"{api_name} branches must have equal output types but they differ.\n\n"
+      f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
+      f"Revise {name1} and/or {name2} so that all output types match.")
+
+
+# ----------------------------------------------------------------------------
+# Jaxpr surgery
+
+
+def jaxpr_forwarding(jaxpr: core.Jaxpr) -> list:
+  """For each output, the index of the input it is (unchanged), else None."""
+  where = {v: i for i, v in enumerate(jaxpr.invars)}
+  return [where.get(v) if type(v) is not core.Literal else None for v in jaxpr.outvars]
+
+
+def prune_outputs(closed: core.ClosedJaxpr, keep) -> core.ClosedJaxpr:
+  outvars = [v for v, k in zip(closed.jaxpr.outvars, keep, strict=True) if k]
+  return core.ClosedJaxpr(closed.jaxpr.replace(outvars=outvars), closed.consts)
+
+
+def move_binders_to_front(closed: core.ClosedJaxpr, to_move) -> core.ClosedJaxpr:
+  invars = closed.jaxpr.invars
+  moved = [v for v, m in zip(invars, to_move, strict=True) if m]
+  rest = [v for v, m in zip(invars, to_move) if not m]
+  return core.ClosedJaxpr(closed.jaxpr.replace(invars=moved + rest), closed.consts)
+
+
+def move_binders_to_back(closed: core.ClosedJaxpr, to_move) -> core.ClosedJaxpr:
+  invars = closed.jaxpr.invars
+  moved = [v for v, m in zip(invars, to_move, strict=True) if m]
+  rest = [v for v, m in zip(invars, to_move) if not m]
+  return core.ClosedJaxpr(closed.jaxpr.replace(invars=rest + moved), closed.consts)
+
+
+def dce_jaxpr(jaxpr: core.Jaxpr, used_outputs, instantiate=False):
+  """Drops the equations no used output needs; returns (jaxpr, used_inputs).
+
+  Unused inputs are removed unless `instantiate` (a bool or one per input) keeps them.
+  """
+  n_in = len(jaxpr.invars)
+  inst = [instantiate] * n_in if isinstance(instantiate, bool) else list(instantiate)
+  live = {v for v, u in zip(jaxpr.outvars, used_outputs, strict=True)
+          if u and type(v) is not core.Literal}
+  eqns = []
+  for eqn in reversed(jaxpr.eqns):
+    if eqn.primitive.is_effectful or any(v in live for v in eqn.outvars):
+      eqns.append(eqn)
+      live.update(v for v in eqn.invars if type(v) is not core.Literal)
+  used_inputs = [v in live or i for v, i in zip(jaxpr.invars, inst)]
+  new = jaxpr.replace(invars=[v for v, u in zip(jaxpr.invars, used_inputs) if u],
+                      outvars=[v for v, u in zip(jaxpr.outvars, used_outputs) if u],
+                      eqns=list(reversed(eqns)))
+  return new, used_inputs
+
+
+def merge_lists(which, falses, trues) -> list:
+  """Interleaves: position i takes the next of `trues` if which[i] else of `falses`."""
+  f, t = iter(falses), iter(trues)
+  out = [next(t) if w else next(f) for w in which]
+  return out
+
+
+def partition_list(which, xs):
+  return ([x for x, w in zip(xs, which, strict=True) if not w],
+          [x for x, w in zip(xs, which) if w])
+
+
+def join_consts(jaxprs, consts_lists):
+  """Gives every jaxpr the same leading const inputs (the union of their consts, by identity)."""
+  all_consts, index = [], {}
+  for consts in consts_lists:
+    for c in consts:
+      if id(c) not in index:
+        index[id(c)] = len(all_consts)
+        all_consts.append(c)
+  new_jaxprs = []
+  for jaxpr, consts in zip(jaxprs, consts_lists):
+    n = len(consts)
+    own = dict(zip((index[id(c)] for c in consts), jaxpr.jaxpr.invars[:n]))
+    const_vars = [own.get(i) or core.Var(core.get_aval(c)) for i, c in enumerate(all_consts)]
+    invars = const_vars + jaxpr.jaxpr.invars[n:]
+    new_jaxprs.append(core.ClosedJaxpr(jaxpr.jaxpr.replace(invars=invars), jaxpr.consts))
+  return new_jaxprs, all_consts
+
+
+# ----------------------------------------------------------------------------
+# Transformed jaxprs
+
+
+def jvp_jaxpr(closed: core.ClosedJaxpr, nonzeros, instantiate):
+  """The jvp of `closed`: (primals..., nonzero tangents...) -> (primals..., nonzero tangents...).
+
+  `instantiate` (one bool per output) forces an output tangent to be present.
+  Returns (jaxpr, out_nonzeros).
+  """
+  avals = closed.in_avals
+  tangent_avals = [a.to_tangent_aval() for a, nz in zip(avals, nonzeros) if nz]
+  out_nz = []
+
+  def fun(*args):
+    primals, tangent_args = args[:len(avals)], iter(args[len(avals):])
+    tangents = [next(tangent_args) if nz else ad.Zero(a.to_tangent_aval())
+                for a, nz in zip(avals, nonzeros)]
+    outs_p, outs_t = ad.jvp_flat(core.jaxpr_as_fun(closed), primals, tangents)
+    out_nz[:] = [type(t) is not ad.Zero or inst for t, inst in zip(outs_t, instantiate)]
+    return [*outs_p, *(ad.instantiate_zeros(t) for t, nz in zip(outs_t, out_nz) if nz)]
+
+  # Constants it captures (instantiated zeros) are host values: they stay in the ClosedJaxpr.
+  return pe.trace_to_jaxpr(fun, [*avals, *tangent_avals]), out_nz
+
+
+# ----------------------------------------------------------------------------
+# Eager evaluation and lowering helpers
+
+
+def make_impl(prim: core.Primitive, key_jaxpr):
+  """An eager impl compiling one executable per (jaxpr param, other params, avals, device).
+
+  Executables are cached weakly on the jaxpr `key_jaxpr(params)` returns, so
+  a loop traced for one eager call does not stay alive forever.
+  """
+  cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+  def impl(*args, **params):
+    from xjax._src import dispatch
+    device, committed = dispatch.pick_device(args, prim.name)
+    avals = tuple(core.get_aval(a) for a in args)
+    key = key_jaxpr(params)
+    # Jaxprs in the key are named by id; the entry holds the others alive (never `key`).
+    others = [j for v in params.values() for j in (v if isinstance(v, tuple) else (v,))
+              if isinstance(j, core.ClosedJaxpr) and j is not key]
+    rest = tuple((k, tuple(map(id, v)) if isinstance(v, tuple) and v and
+                  isinstance(v[0], core.ClosedJaxpr) else
+                  id(v) if isinstance(v, core.ClosedJaxpr) else v) for k, v in params.items())
+    per_jaxpr = cache.setdefault(key, {})
+    entry = per_jaxpr.get((rest, avals, device))
+    if entry is None:
+      exe = dispatch.compile_jaxpr(dispatch._one_eqn_jaxpr(prim, avals, params), device,
+                                   prim.name)
+      entry = per_jaxpr[(rest, avals, device)] = (exe, others)
+    return entry[0].run([dispatch.to_buffer(a, device) for a in args], committed)
+
+  return impl
+
+
+def region(ctx, arg_types, body) -> str:
+  """A StableHLO region; its block takes `arg_types` (none: no block header, as `case` needs).
+
+  `body(sub_ctx, args)` emits the operations and returns the values to return.
+  """
+  from xjax._src.interpreters import lowering
+  sub = lowering.LoweringContext(ctx.module, ctx.counter, ctx.indent + "  ")
+  args = [lowering.Value(f"%arg_r{next(ctx.counter)}", t) for t in arg_types]
+  results = body(sub, args)
+  sub.lines.append(sub.indent + f'"stablehlo.return"({", ".join(v.name for v in results)}) : '
+                   f'({", ".join(v.type for v in results)}) -> ()')
+  head = ""
+  if arg_types:
+    head = ctx.indent + "^bb0(" + ", ".join(f"{a.name}: {a.type}" for a in args) + "):\n"
+  return "{\n" + head + "\n".join(sub.lines) + "\n" + ctx.indent + "}"

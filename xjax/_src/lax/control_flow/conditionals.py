@@ -1,0 +1,331 @@
+"""`cond` and `switch`: the `cond` primitive, whose branches are closed jaxprs.
+
+``cond[branches=(b0, b1, ...)] index *operands`` applies ``branches[index]``
+to the operands. `lax.cond` binds it with ``(false_fun, true_fun)`` and the
+predicate converted to int32; `lax.switch` clamps its index into range.
+Values the branches close over are explicit leading operands (shared by all
+branches). Under vmap with a batched index, the cond becomes a `select_n` over
+every branch's outputs; under linearization the branches split into a known
+cond (computing the residuals of every branch) and an unknown one.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from xjax._src import core
+from xjax._src import dtypes
+from xjax._src import stablehlo as hlo
+from xjax._src import tree_util
+from xjax._src.interpreters import ad
+from xjax._src.interpreters import batching
+from xjax._src.interpreters import lowering
+from xjax._src.interpreters import partial_eval as pe
+from xjax._src.lax.control_flow import common
+from xjax._src.lax.elementwise import clamp, convert_element_type, select_n
+from xjax._src.lax.structural import broadcast_in_dim, full
+
+_no_operand = object()
+
+
+def abstractify(x) -> core.ShapedArray:
+  """The aval of an operand, or JAX's TypeError for a non-array value."""
+  try:
+    return core.get_aval(x)
+  except (TypeError, OverflowError):
+    raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type") from None
+
+
+def _operands(operands, operand):
+  if operand is not _no_operand:
+    if operands:
+      raise TypeError("if 'operand' keyword is passed then no positional operands can be "
+                      f"passed, got operand={operand!r} and positional operands {operands}")
+    return (operand,)
+  return operands
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
+  """Applies ``true_fun(*operands)`` if `pred` else ``false_fun(*operands)``.
+
+  Both branches are traced; only the selected one runs. Under `vmap` with a
+  batched predicate both run and the results are selected elementwise.
+
+  Args:
+    pred: a boolean or numeric scalar (numbers are compared with 0).
+    true_fun, false_fun: functions of the operands returning pytrees of the
+      same structure and types.
+    *operands: the branches' arguments (pytrees of arrays).
+
+  Returns:
+    The selected branch's output.
+
+  Raises:
+    TypeError: `pred` is not a scalar boolean or number; the branches' outputs differ.
+
+  Mirrors `jax.lax.cond`.
+  """
+  if not (callable(true_fun) and callable(false_fun)):
+    if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+      x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+      return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
+    raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
+  operands = _operands(operands, operand)
+  if pred is None:
+    raise TypeError("cond predicate is None")
+  if isinstance(pred, Sequence) or np.ndim(pred) != 0:
+    raise TypeError(f"Pred must be a scalar, got {pred} of " +
+                    (f"type {type(pred)}" if isinstance(pred, Sequence)
+                     else f"shape {np.shape(pred)}."))
+  try:
+    pred_dtype = dtypes.result_type(pred)
+  except TypeError as err:
+    raise TypeError(f"Pred type must be either boolean or number, got {pred}.") from err
+  if pred_dtype.kind != "b":
+    if pred_dtype.kind in "iuf":
+      pred = pred != 0
+    else:
+      raise TypeError(f"Pred type must be either boolean or number, got {pred_dtype}.")
+  index = convert_element_type(pred, np.int32)
+  return _bind_branches(index, (false_fun, true_fun), operands, "cond",
+                        ("true_fun", "false_fun"), reference=1)
+
+
+def switch(index, branches, *operands, operand=_no_operand):
+  """Applies ``branches[index](*operands)``, with `index` clamped into range.
+
+  Args:
+    index: an integer scalar.
+    branches: a sequence of functions with outputs of equal structure and types.
+    *operands: the branches' arguments.
+
+  Returns:
+    The selected branch's output.
+
+  Mirrors `jax.lax.switch`.
+  """
+  if not all(callable(b) for b in branches):
+    raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+  operands = _operands(operands, operand)
+  if len(np.shape(index)) != 0:
+    raise TypeError(f"Branch index must be scalar, got {index} of shape {np.shape(index)}.")
+  try:
+    index_dtype = dtypes.result_type(index)
+  except TypeError as err:
+    raise TypeError(f"Index type must be an integer, got {index}.") from err
+  if index_dtype.kind not in "iu":
+    raise TypeError(f"Index type must be an integer, got {index} as {index_dtype}")
+  branches = tuple(branches)
+  if not branches:
+    raise ValueError("Empty branch sequence")
+  if len(branches) == 1:
+    return branches[0](*operands)
+  index = convert_element_type(index, np.int32)
+  index = clamp(np.array(0, np.int32), index, np.array(len(branches) - 1, np.int32))
+  return _bind_branches(index, branches, operands, "switch", None, reference=0)
+
+
+def _bind_branches(index, funs, operands, api_name, names, reference):
+  """Traces each branch, checks their outputs agree, and binds `cond_p`."""
+  leaves, in_tree = tree_util.tree_flatten(operands)
+  avals = [abstractify(x) for x in leaves]
+  traced = [common.trace_to_jaxpr(f, in_tree, avals, api_name) for f in funs]
+  ref_jaxpr, _, ref_tree = traced[reference]
+  for i, (jaxpr, _, tree) in enumerate(traced):
+    if i == reference:
+      continue
+    if names is not None:
+      name1, name2 = names
+    else:
+      name1, name2 = "branch 0", f"branch{i}"
+    common.check_branch_outputs(api_name, name1, name2, funs[reference], funs[i], ref_tree,
+                                ref_jaxpr.out_avals, tree, jaxpr.out_avals)
+  jaxprs, consts = common.join_consts([t[0] for t in traced], [t[1] for t in traced])
+  # Outputs that every branch forwards from the same input are not outputs of the cond.
+  fwds = [common.jaxpr_forwarding(j.jaxpr) for j in jaxprs]
+  in_fwd = [f[0] if len(set(f)) == 1 else None for f in zip(*fwds)]
+  keep = [f is None for f in in_fwd]
+  if not all(keep):
+    jaxprs = [common.prune_outputs(j, keep) for j in jaxprs]
+  all_inputs = [*consts, *leaves]
+  outs = iter(cond_p.bind(index, *all_inputs, branches=tuple(jaxprs)))
+  out = [next(outs) if f is None else _as_array(all_inputs[f]) for f in in_fwd]
+  return tree_util.tree_unflatten(ref_tree, out)
+
+
+def _as_array(x):
+  if isinstance(x, core.Tracer) or type(x).__name__ == "Array":
+    return x
+  aval = core.get_aval(x)
+  return convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
+
+
+cond_p = core.Primitive("cond", multiple_results=True)
+cond_p.def_impl(common.make_impl(cond_p, lambda params: params["branches"][0]))
+
+
+@cond_p.def_abstract_eval
+def _cond_abstract_eval(index, *avals, branches):
+  if index.shape != () or index.dtype != np.int32:
+    raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}")
+  for b in branches:
+    if len(b.in_avals) != len(avals) or not all(map(common.typematch, b.in_avals, avals)):
+      raise TypeError("internal: cond branch input types do not match its operands")
+  return list(branches[0].out_avals)
+
+
+def _cond_jvp(primals, tangents, *, branches):
+  index, *ops = primals
+  nonzeros = [type(t) is not ad.Zero for t in tangents[1:]]
+  n_out = len(branches[0].out_avals)
+  out_nz = [False] * n_out
+  for b in branches:
+    _, nz = common.jvp_jaxpr(b, nonzeros, [False] * n_out)
+    out_nz = [a or c for a, c in zip(out_nz, nz)]
+  branches_jvp = tuple(common.jvp_jaxpr(b, nonzeros, out_nz)[0] for b in branches)
+  nz_tangents = [t for t, nz in zip(tangents[1:], nonzeros) if nz]
+  outs = cond_p.bind(index, *ops, *nz_tangents, branches=branches_jvp)
+  primals_out, tangents_nz = outs[:n_out], iter(outs[n_out:])
+  tangents_out = [next(tangents_nz) if nz else ad.Zero(a.to_tangent_aval())
+                  for a, nz in zip(branches[0].out_avals, out_nz)]
+  return primals_out, tangents_out
+
+
+def _zeros(aval):
+  return full(aval.shape, 0, aval.dtype)
+
+
+def _cond_partial_eval(trace, args, unknowns, *, branches):
+  index_uk, ops_uk = unknowns[0], list(unknowns[1:])
+  if index_uk:
+    return trace.stage(cond_p, args, dict(branches=branches))
+  n_out = len(branches[0].out_avals)
+  out_uk = [False] * n_out
+  for b in branches:
+    out_uk = [a or c for a, c in zip(out_uk, pe.partial_eval_jaxpr(b, ops_uk)[2])]
+  splits = [pe.partial_eval_jaxpr(b, ops_uk, instantiate=out_uk) for b in branches]
+  res_avals = [known.out_avals[len(known.out_avals) - n_res:]
+               for known, _, _, n_res in splits]
+  n_known_out = n_out - sum(out_uk)
+
+  def known_branch(i, known):
+    def fun(*args):
+      outs = core.jaxpr_as_fun(known)(*args)
+      padded = []
+      for j, avals in enumerate(res_avals):
+        padded += outs[n_known_out:] if j == i else [_zeros(a) for a in avals]
+      return [*outs[:n_known_out], *padded]
+    return pe.trace_to_jaxpr(fun, known.in_avals)
+
+  def unknown_branch(i, unknown):
+    n_res = len(res_avals[i])
+    invars = unknown.jaxpr.invars
+    res_vars = []
+    for j, avals in enumerate(res_avals):
+      res_vars += invars[:n_res] if j == i else [core.Var(a) for a in avals]
+    return core.ClosedJaxpr(unknown.jaxpr.replace(invars=[*res_vars, *invars[n_res:]]),
+                            unknown.consts)
+
+  known_ops = [a for a, uk in zip(args[1:], ops_uk) if not uk]
+  known_branches = tuple(known_branch(i, s[0]) for i, s in enumerate(splits))
+  with core.set_current_trace(trace.parent_trace):
+    known_outs = cond_p.bind(args[0], *known_ops, branches=known_branches)
+  residuals = known_outs[n_known_out:]
+  unknown_ops = [a for a, uk in zip(args[1:], ops_uk) if uk]
+  unknown_branches = tuple(unknown_branch(i, s[1]) for i, s in enumerate(splits))
+  unknown_outs = trace.stage(cond_p, [args[0], *residuals, *unknown_ops],
+                             dict(branches=unknown_branches))
+  return common.merge_lists(out_uk, known_outs[:n_known_out], unknown_outs)
+
+
+def _cond_transpose(cts, index, *ops, branches):
+  assert not ad.is_undefined_primal(index), "internal: cond index is linear"
+  linear = [ad.is_undefined_primal(x) for x in ops]
+  res = [x for x, lin in zip(ops, linear) if not lin]
+  res_avals = [core.get_aval(x) for x in res]
+  ct_avals = [a.to_tangent_aval() for a in branches[0].out_avals]
+  cts = [ad.instantiate_zeros(ct) for ct in cts]
+
+  def transposed(branch):
+    def fun(*args):
+      res_iter, ct_args = iter(args[:len(res)]), args[len(res):]
+      primals = [ad.UndefinedPrimal(a) if lin else next(res_iter)
+                 for a, lin in zip(branch.in_avals, linear)]
+      cts_in = ad.backward_pass(branch.jaxpr, branch.consts, primals, list(ct_args))
+      return [_instantiate(ct, a.to_tangent_aval()) for ct, a, lin
+              in zip(cts_in, branch.in_avals, linear) if lin]
+    return pe.trace_to_jaxpr(fun, [*res_avals, *ct_avals])
+
+  outs = cond_p.bind(index, *res, *cts, branches=tuple(transposed(b) for b in branches))
+  outs = iter(outs)
+  return [None, *(next(outs) if lin else None for lin in linear)]
+
+
+def _instantiate(ct, aval):
+  if ct is None or type(ct) is ad.Zero:
+    return _zeros(aval)
+  return ct
+
+
+cond_p.def_jvp(_cond_jvp)
+cond_p.partial_eval = _cond_partial_eval
+cond_p.def_transpose(_cond_transpose)
+
+
+@cond_p.def_batch
+def _cond_batch(axis_data, args, dims, *, branches):
+  (index, *ops), (index_dim, *op_dims) = args, dims
+  in_batched = [d is not batching.not_mapped for d in op_dims]
+  ops = [batching.moveaxis(x, d, 0) if b else x for x, d, b in zip(ops, op_dims, in_batched)]
+  n_out = len(branches[0].out_avals)
+  if index_dim is not batching.not_mapped:
+    # A batched predicate: run every branch, then select per batch member.
+    index = batching.moveaxis(index, index_dim, 0)
+    results = [core.jaxpr_as_fun(batching.batch_jaxpr(b, axis_data, in_batched, True)[0])(*ops)
+               for b in branches]
+    outs = [_bcast_select_n(index, *cases) for cases in zip(*results)]
+    return outs, [0] * n_out
+  out_batched = [False] * n_out
+  for b in branches:
+    out_batched = [a or c for a, c in
+                   zip(out_batched, batching.batch_jaxpr(b, axis_data, in_batched, False)[1])]
+  batched = tuple(batching.batch_jaxpr(b, axis_data, in_batched, out_batched)[0]
+                  for b in branches)
+  outs = cond_p.bind(index, *ops, branches=batched)
+  return outs, [0 if b else batching.not_mapped for b in out_batched]
+
+
+def _bcast_select_n(which, *cases):
+  shape = np.shape(cases[0])
+  if np.ndim(which) != len(shape):
+    which = broadcast_in_dim(which, shape, tuple(range(np.ndim(which))))
+  return select_n(which, *cases)
+
+
+@cond_p.def_lowering
+def _cond_lowering(ctx, index, *ops, branches):
+  out_types = [hlo.aval_type(a) for a in ctx.avals_out]
+
+  def body(branch):
+    def emit(sub, _):
+      consts = [sub.constant(np.asarray(c)) for c in branch.consts]
+      return lowering.lower_jaxpr_body(sub, branch.jaxpr, consts, list(ops))
+    return common.region(ctx, [], emit)
+
+  return ctx.op("stablehlo.case", [index], out_types, regions=[body(b) for b in branches])
+
+
+def select(pred, on_true, on_false):
+  """Elementwise ``on_true if pred else on_false`` (the batched form of `cond`).
+
+  Args:
+    pred: a boolean array of the operands' shape, or a boolean scalar.
+    on_true, on_false: arrays of one shape and dtype.
+
+  Returns:
+    An array of the operands' shape and dtype.
+
+  Mirrors `jax.lax.select`.
+  """
+  return select_n(pred, on_false, on_true)

@@ -1,0 +1,473 @@
+"""PRNG implementations, the key-level primitives, and typed key arrays.
+
+Design (see also ``xjax/random.py``):
+
+* Key *data* is a uint32 array of shape ``(*keys_shape, 2)``. All machinery
+  (jit, vmap, grad, control flow) sees only key data.
+* A typed key array, `PRNGKeyArray`, is a thin wrapper holding key data
+  (an `Array`, or a tracer while tracing) and its `PRNGImpl`. It is a pytree
+  whose one leaf is the key data, so keys pass through `jit` (arguments and
+  results), `vmap`, `lax.scan` carries and every other pytree-based API with
+  no special cases. Its dtype is the extended dtype `KeyTy` (``key<fry>``,
+  a subdtype of ``xjax.dtypes.prng_key``); indexing and reshaping act on the
+  leading (key) axes of the data.
+* Four primitives act on key data with any number of leading key axes:
+  ``random_seed``, ``random_split``, ``random_fold_in`` and ``random_bits``.
+  Their lowerings trace the threefry functions of ``threefry.py`` at the
+  physical shapes; their batching rules only move the batch axis to the
+  front, so vmap over keys needs no other batching rules. They print as in
+  JAX's jaxprs (``random_bits[bit_width=32 shape=(3,)]``), but their operands
+  print as ``u32[...,2]`` where JAX prints ``key<fry>[...]``.
+* The stream layout (``jax_threefry_partitionable``) is read when a
+  primitive is bound and kept as its hidden ``partitionable`` param, so
+  cached executables and jaxprs stay correct when the flag changes.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import operator
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from xjax._src import core
+from xjax._src import dtypes
+from xjax._src import tree_util
+from xjax._src.config import config
+from xjax._src.interpreters import ad
+from xjax._src.interpreters import batching
+from xjax._src.interpreters import partial_eval as pe
+from xjax._src.lax import structural as st
+from xjax._src.random import threefry
+
+_U32 = np.dtype(np.uint32)
+
+
+# ----------------------------------------------------------------------------
+# Implementations and the key dtype
+
+
+class PRNGImpl(NamedTuple):
+  """A PRNG: its key data shape and its functions on raw key data (mirrors JAX's)."""
+  key_shape: tuple
+  seed: Callable
+  split: Callable
+  random_bits: Callable
+  fold_in: Callable
+  name: str = "<unnamed>"
+  tag: str = "?"
+
+  def __hash__(self):
+    return hash(self.tag)
+
+  def __str__(self):
+    return self.tag
+
+
+threefry_prng_impl = PRNGImpl(
+    key_shape=(2,), seed=threefry.threefry_seed, split=threefry.threefry_split,
+    random_bits=threefry.threefry_random_bits, fold_in=threefry.threefry_fold_in,
+    name="threefry2x32", tag="fry")
+
+prngs: dict[str, PRNGImpl] = {threefry_prng_impl.name: threefry_prng_impl}
+
+
+class KeyTy(dtypes.ExtendedDType):
+  """The dtype of typed PRNG keys: ``key<fry>`` for threefry2x32."""
+  type = dtypes.prng_key
+
+  def __init__(self, impl: PRNGImpl):
+    self._impl = impl
+
+  @property
+  def name(self) -> str:
+    return f"key<{self._impl.tag}>"
+
+  @property
+  def itemsize(self) -> int:
+    return math.prod(self._impl.key_shape) * _U32.itemsize
+
+  def __repr__(self):
+    return self.name
+
+  __str__ = __repr__
+
+  def __eq__(self, other):
+    return type(other) is KeyTy and self._impl == other._impl
+
+  def __hash__(self):
+    return hash((KeyTy, self._impl))
+
+
+def partitionable() -> bool:
+  return bool(config.jax_threefry_partitionable)
+
+
+# ----------------------------------------------------------------------------
+# Lowering by tracing a function of the physical key data
+
+
+@functools.lru_cache(maxsize=512)
+def _traced(fun, avals, params, config_key):
+  """`fun(*args, **params)` traced to a ClosedJaxpr at `avals` (cached per config)."""
+  return pe.trace_to_jaxpr(lambda *args: [fun(*args, **dict(params))], list(avals))
+
+
+def _lower_by_tracing(name, fun):
+  """A lowering emitting `fun` (a function of the physical operands) as a private function."""
+  def lowering(ctx, *args, **params):
+    closed = _traced(fun, tuple(ctx.avals_in), tuple(sorted(params.items())),
+                     config.values_key())
+    return ctx.call(closed, name, args)[0]
+  return lowering
+
+
+def _key_prim(name, abstract_eval, fun, batch_rule):
+  prim = core.Primitive(name)
+  prim.def_abstract_eval(abstract_eval)
+  prim.def_lowering(_lower_by_tracing(name, fun))
+  prim.def_batch(batch_rule)
+  prim.def_pp_params(lambda params: {k: v for k, v in params.items() if k != "partitionable"})
+  ad.defjvp_zero(prim)
+  return prim
+
+
+def _check_key_data_aval(name, aval):
+  if aval.dtype != _U32 or not aval.shape or aval.shape[-1] != 2:
+    raise TypeError(f"internal: {name} takes uint32 key data of shape (..., 2), got "
+                    f"{aval.str_short()}")
+
+
+def _keys_first(name, args, dims):
+  """The key data with its batch axis first (an error if vmap mapped the key-data axis)."""
+  (keys,), (d,) = args, dims
+  if d == np.ndim(keys) - 1:
+    raise ValueError(f"vmap over the key-data axis of raw PRNG keys in {name}: map an axis "
+                     "of the key array instead (raw keys have shape (..., 2))")
+  return batching.moveaxis(keys, d, 0)
+
+
+# random_seed: integer seeds (any shape S) -> key data (*S, 2)
+
+def _seed_abstract_eval(seeds, *, impl):
+  if not dtypes.issubdtype(seeds.dtype, np.integer):
+    raise TypeError(f"PRNG key seed must be an integer; got {seeds.str_short()}")
+  return core.ShapedArray((*seeds.shape, 2), _U32)
+
+
+def _seed_batch(axis_data, args, dims, *, impl):
+  (seeds,), (d,) = args, dims
+  return random_seed_p.bind(seeds, impl=impl), d
+
+
+random_seed_p = _key_prim("random_seed", _seed_abstract_eval,
+                          lambda seeds, impl: impl.seed(seeds), _seed_batch)
+
+
+# random_split: key data (*K, 2) -> (*K, *shape, 2)
+
+def _split_abstract_eval(keys, *, shape, partitionable):
+  _check_key_data_aval("random_split", keys)
+  return core.ShapedArray((*keys.shape[:-1], *shape, 2), _U32)
+
+
+def _split_batch(axis_data, args, dims, **params):
+  return random_split_p.bind(_keys_first("random_split", args, dims), **params), 0
+
+
+random_split_p = _key_prim("random_split", _split_abstract_eval,
+                           lambda keys, shape, partitionable:
+                           threefry.threefry_split(keys, shape, partitionable), _split_batch)
+
+
+# random_fold_in: key data (*K, 2) and uint32 messages M -> (*broadcast(K, M), 2)
+
+def _fold_in_abstract_eval(keys, msgs):
+  _check_key_data_aval("random_fold_in", keys)
+  shape = np.broadcast_shapes(keys.shape[:-1], msgs.shape)
+  return core.ShapedArray((*shape, 2), _U32)
+
+
+def _fold_in_batch(axis_data, args, dims):
+  # Bring both to one logical rank, batch axis first (size 1 where unbatched).
+  (keys, msgs), (kd, md) = args, dims
+  rank = max(np.ndim(keys) - 1 - (kd is not None), np.ndim(msgs) - (md is not None))
+
+  def prepare(x, d, trailing):
+    x = batching.moveaxis(x, d, 0) if d is not None else st.reshape(x, (1, *np.shape(x)))
+    shape = np.shape(x)
+    logical = shape[1:len(shape) - trailing]
+    pad = (1,) * (rank - len(logical))
+    return st.reshape(x, (shape[0], *pad, *shape[1:]))
+  return random_fold_in_p.bind(prepare(keys, kd, 1), prepare(msgs, md, 0)), 0
+
+
+random_fold_in_p = _key_prim("random_fold_in", _fold_in_abstract_eval,
+                             lambda keys, msgs: threefry.threefry_fold_in(keys, msgs),
+                             _fold_in_batch)
+
+
+# random_bits: key data (*K, 2) -> uint<bit_width> (*K, *shape)
+
+def _bits_abstract_eval(keys, *, bit_width, shape, partitionable):
+  _check_key_data_aval("random_bits", keys)
+  return core.ShapedArray((*keys.shape[:-1], *shape), np.dtype(f"uint{bit_width}"))
+
+
+def _bits_batch(axis_data, args, dims, **params):
+  return random_bits_p.bind(_keys_first("random_bits", args, dims), **params), 0
+
+
+random_bits_p = _key_prim("random_bits", _bits_abstract_eval,
+                          lambda keys, bit_width, shape, partitionable:
+                          threefry.threefry_random_bits(keys, bit_width, shape, partitionable),
+                          _bits_batch)
+
+
+# ----------------------------------------------------------------------------
+# Typed key arrays
+
+
+def _check_prng_key_data(impl: PRNGImpl, key_data) -> None:
+  ndim = len(impl.key_shape)
+  if not all(hasattr(key_data, attr) for attr in ("ndim", "shape", "dtype")):
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data to have "
+                    f"ndim, shape, and dtype attributes. Got {key_data}")
+  if key_data.ndim < 1:
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data.ndim >= 1; "
+                    f"got ndim={key_data.ndim}")
+  if tuple(key_data.shape[-ndim:]) != impl.key_shape:
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to end "
+                    f"with {impl.key_shape}; got shape={tuple(key_data.shape)} for impl={impl!r}")
+  if key_data.dtype not in (_U32, dtypes.float0):
+    raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = uint32; "
+                    f"got dtype={key_data.dtype}")
+
+
+class PRNGKeyArray:
+  """An array of typed PRNG keys: key data of shape ``(*shape, 2)`` plus its PRNG.
+
+  Printed as ``Array((), dtype=key<fry>) overlaying:`` followed by the key
+  data. Keys have no arithmetic; index, reshape and pass them to
+  ``xjax.random`` functions. Mirrors JAX's ``PRNGKeyArray``.
+  """
+  __slots__ = ("_impl", "_base_array", "__weakref__")
+  __array_priority__ = 100
+  __hash__ = None
+
+  def __init__(self, impl: PRNGImpl, key_data):
+    self._impl = impl
+    self._base_array = key_data
+
+  # -- array attributes --------------------------------------------------------
+
+  shape = property(lambda self: tuple(self._base_array.shape[:-1]))
+  ndim = property(lambda self: len(self.shape))
+  size = property(lambda self: math.prod(self.shape))
+  dtype = property(lambda self: KeyTy(self._impl))
+  itemsize = property(lambda self: self.dtype.itemsize)
+  nbytes = property(lambda self: self.itemsize * self.size)
+
+  def _wrap(self, data) -> PRNGKeyArray:
+    return PRNGKeyArray(self._impl, data)
+
+  def _traced(self) -> bool:
+    return isinstance(self._base_array, core.Tracer)
+
+  @property
+  def device(self):
+    return self._base_array.device
+
+  def devices(self):
+    return self._base_array.devices()
+
+  @property
+  def committed(self):
+    return self._base_array.committed
+
+  def block_until_ready(self):
+    self._base_array.block_until_ready()
+    return self
+
+  def delete(self):
+    self._base_array.delete()
+
+  def is_deleted(self) -> bool:
+    return self._base_array.is_deleted()
+
+  def copy(self) -> PRNGKeyArray:
+    return self._wrap(self._base_array.copy())
+
+  # -- structure: act on the leading (key) axes --------------------------------
+
+  def __len__(self):
+    if not self.shape:
+      raise TypeError("len() of unsized object")
+    return self.shape[0]
+
+  def __iter__(self):
+    if not self.shape:
+      raise TypeError("iteration over a 0-d key array")
+    return (self[i] for i in range(self.shape[0]))
+
+  def __getitem__(self, idx):
+    if not self.shape:
+      n = len(idx) if isinstance(idx, tuple) else 1
+      raise IndexError(f"Too many indices: array is 0-dimensional, but {n} were indexed")
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    if not any(i is Ellipsis for i in idx):
+      idx = (*idx, Ellipsis)
+    return self._wrap(self._base_array[(*idx, slice(None))])
+
+  def reshape(self, *shape, order="C"):
+    if len(shape) == 1 and not isinstance(shape[0], int) and shape[0] is not None:
+      shape = tuple(shape[0])
+    shape = tuple(operator.index(d) for d in shape)
+    if -1 in shape:
+      known = math.prod(d for d in shape if d != -1)
+      shape = tuple(self.size // known if d == -1 else d for d in shape)
+    if math.prod(shape) != self.size:
+      raise TypeError(f"cannot reshape key array of shape {self.shape} (size {self.size}) "
+                      f"into shape {shape} (size {math.prod(shape)})")
+    return self._wrap(self._base_array.reshape((*shape, 2)))
+
+  def ravel(self, order="C"):
+    return self.reshape((self.size,))
+
+  flatten = ravel
+
+  def squeeze(self, axis=None):
+    if axis is None:
+      axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(a % self.ndim for a in axes)
+    for a in axes:
+      if self.shape[a] != 1:
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to one, "
+                         f"got shape={self.shape} and dimensions={axes}")
+    return self.reshape(tuple(d for i, d in enumerate(self.shape) if i not in axes))
+
+  def transpose(self, *axes):
+    if not axes or axes == (None,):
+      axes = tuple(reversed(range(self.ndim)))
+    elif len(axes) == 1 and not isinstance(axes[0], int):
+      axes = tuple(axes[0])
+    perm = tuple(a % self.ndim for a in axes)
+    return self._wrap(st.transpose(self._base_array, (*perm, self.ndim)))
+
+  @property
+  def T(self):
+    return self.transpose()
+
+  def swapaxes(self, axis1, axis2):
+    perm = list(range(self.ndim))
+    a, b = axis1 % self.ndim, axis2 % self.ndim
+    perm[a], perm[b] = perm[b], perm[a]
+    return self.transpose(perm)
+
+  def take(self, indices, axis=None):
+    from xjax._src.numpy.lax_numpy import take  # numpy sits above random
+    if axis is None:
+      return self.ravel().take(indices, axis=0)
+    return self._wrap(take(self._base_array, indices, axis=axis % self.ndim))
+
+  # -- comparisons and conversions ---------------------------------------------
+
+  def __eq__(self, other):
+    if not isinstance(other, PRNGKeyArray):
+      return NotImplemented
+    from xjax._src.numpy import reductions, ufuncs
+    return reductions.all(ufuncs.equal(self._base_array, other._base_array), axis=-1)
+
+  def __ne__(self, other):
+    if not isinstance(other, PRNGKeyArray):
+      return NotImplemented
+    from xjax._src.numpy import ufuncs
+    return ufuncs.logical_not(self == other)
+
+  def __array__(self, dtype=None, copy=None):
+    raise TypeError("JAX array with PRNGKey dtype cannot be converted to a NumPy array. Use "
+                    "jax.random.key_data(arr) if you wish to extract the underlying integer array.")
+
+  def __bool__(self):
+    raise TypeError("key array cannot be converted to boolean.")
+
+  def __repr__(self):
+    if self._traced():
+      name = self._base_array.tracer_name
+      return f"{name}({self.dtype.name}[{','.join(map(str, self.shape))}])"
+    return f"Array({self.shape}, dtype={self.dtype.name}) overlaying:\n{self._base_array}"
+
+
+tree_util.register_pytree_node(
+    PRNGKeyArray, lambda k: ((k._base_array,), k._impl),
+    lambda impl, children: PRNGKeyArray(impl, children[0]))
+
+
+def is_key_array(x) -> bool:
+  return isinstance(x, PRNGKeyArray)
+
+
+def _check_all_keys(name, keys) -> PRNGImpl:
+  if not all(isinstance(k, PRNGKeyArray) for k in keys):
+    raise TypeError(f"{name} of PRNG key arrays with non-key arrays; use "
+                    "jax.random.key_data to get the keys' uint32 data")
+  impls = {k._impl for k in keys}
+  if len(impls) != 1:
+    raise TypeError(f"{name} of key arrays of different PRNG implementations")
+  return impls.pop()
+
+
+def concatenate_keys(keys, axis) -> PRNGKeyArray:
+  """`jnp.concatenate` of key arrays: their data joined along a key axis."""
+  impl = _check_all_keys("concatenate", keys)
+  if axis is None:
+    keys, axis = [k.ravel() for k in keys], 0
+  ndim = keys[0].ndim
+  if ndim == 0:
+    raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+  if not -ndim <= axis < ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return PRNGKeyArray(impl, st.concatenate([k._base_array for k in keys], axis % ndim))
+
+
+def stack_keys(keys, axis) -> PRNGKeyArray:
+  """`jnp.stack` of key arrays of one shape: a new key axis at `axis`."""
+  impl = _check_all_keys("stack", keys)
+  if len({k.shape for k in keys}) != 1:
+    raise ValueError("All input arrays must have the same shape.")
+  ndim = keys[0].ndim + 1
+  if not -ndim <= axis < ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  axis %= ndim
+  return PRNGKeyArray(impl, st.concatenate(
+      [st.expand_dims(k._base_array, (axis,)) for k in keys], axis))
+
+
+def random_wrap(key_data, *, impl: PRNGImpl) -> PRNGKeyArray:
+  """Key data (uint32, shape (..., 2)) as a typed key array, after JAX's checks."""
+  _check_prng_key_data(impl, key_data)
+  return PRNGKeyArray(impl, key_data)
+
+
+def random_unwrap(keys: PRNGKeyArray):
+  return keys._base_array
+
+
+def random_seed(seeds, impl: PRNGImpl) -> PRNGKeyArray:
+  return PRNGKeyArray(impl, random_seed_p.bind(seeds, impl=impl))
+
+
+def random_split(keys: PRNGKeyArray, shape) -> PRNGKeyArray:
+  data = random_split_p.bind(keys._base_array, shape=tuple(shape), partitionable=partitionable())
+  return keys._wrap(data)
+
+
+def random_fold_in(keys: PRNGKeyArray, msgs) -> PRNGKeyArray:
+  return keys._wrap(random_fold_in_p.bind(keys._base_array, msgs))
+
+
+def random_bits(keys: PRNGKeyArray, bit_width: int, shape):
+  return random_bits_p.bind(keys._base_array, bit_width=int(bit_width), shape=tuple(shape),
+                            partitionable=partitionable())
