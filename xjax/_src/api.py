@@ -455,6 +455,19 @@ def _with_args_at(fun, args, kwargs, nums):
   return partial_fun
 
 
+def _diff_args(fun, argnums, args, kwargs, check_leaf):
+  """The arguments to differentiate: ``(single, dyn_args, partial_fun)``.
+
+  `check_leaf` runs on each of their leaves (the input dtype checks);
+  `partial_fun` is `fun` of the `dyn_args` alone.
+  """
+  single, nums = _argnums_tuple(argnums, len(args))
+  dyn = tuple(args[i] for i in nums)
+  for leaf in tree_util.tree_leaves(dyn):
+    check_leaf(leaf)
+  return single, dyn, _with_args_at(fun, args, kwargs, nums)
+
+
 def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
                    allow_int: bool = False, reduce_axes=()):
   """A function returning ``(fun(*args), gradient of fun at args)``.
@@ -481,12 +494,8 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
 
   @functools.wraps(fun)
   def value_and_grad_f(*args, **kwargs):
-    single, nums = _argnums_tuple(argnums, len(args))
-    dyn = [args[i] for i in nums]
-    for leaf in tree_util.tree_leaves(dyn):
-      _check_input_dtype_grad(holomorphic, allow_int, leaf)
-
-    partial_fun = _with_args_at(fun, args, kwargs, nums)
+    single, dyn, partial_fun = _diff_args(
+        fun, argnums, args, kwargs, lambda x: _check_input_dtype_grad(holomorphic, allow_int, x))
 
     if has_aux:
       ans, vjp_fun, aux = vjp(partial_fun, *dyn, has_aux=True)

@@ -200,3 +200,8 @@ def enable_checks(new_val: bool = True):
 def default_device(device):
   """Context manager setting the device for uncommitted values (mirrors `jax.default_device`)."""
   return config.override("jax_default_device", device)
+
+
+def threefry_partitionable(new_val: bool = True):
+  """Context manager choosing the threefry random-bits layout (mirrors `jax.threefry_partitionable`)."""
+  return config.override("jax_threefry_partitionable", new_val)

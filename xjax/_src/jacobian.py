@@ -13,7 +13,7 @@ import numpy as np
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import tree_util
-from xjax._src.api import (_argnums_tuple, _check_input_dtype_grad, _with_args_at, jvp, vjp)
+from xjax._src.api import _check_input_dtype_grad, _diff_args, jvp, vjp
 from xjax._src.api_util import check_callable
 from xjax._src.lax import slicing
 from xjax._src.numpy import lax_numpy as jnp
@@ -81,12 +81,9 @@ def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
   check_callable(fun)
 
   def jacfun(*args, **kwargs):
-    single, nums = _argnums_tuple(argnums, len(args))
-    dyn = tuple(args[i] for i in nums)
+    single, dyn, partial_fun = _diff_args(fun, argnums, args, kwargs,
+                                          lambda x: _check_jacfwd_input(holomorphic, x))
     leaves, in_tree = tree_util.tree_flatten(dyn)
-    for leaf in leaves:
-      _check_jacfwd_input(holomorphic, leaf)
-    partial_fun = _with_args_at(fun, args, kwargs, nums)
 
     def pushfwd(*basis_leaves):
       return jvp(partial_fun, dyn, tree_util.tree_unflatten(in_tree, basis_leaves),
@@ -129,12 +126,9 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
   check_callable(fun)
 
   def jacfun(*args, **kwargs):
-    single, nums = _argnums_tuple(argnums, len(args))
-    dyn = tuple(args[i] for i in nums)
+    single, dyn, partial_fun = _diff_args(
+        fun, argnums, args, kwargs, lambda x: _check_input_dtype_grad(holomorphic, allow_int, x))
     leaves, in_tree = tree_util.tree_flatten(dyn)
-    for leaf in leaves:
-      _check_input_dtype_grad(holomorphic, allow_int, leaf)
-    partial_fun = _with_args_at(fun, args, kwargs, nums)
     if has_aux:
       y, pullback, aux = vjp(partial_fun, *dyn, has_aux=True)
     else:

@@ -9,7 +9,7 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src import tree_util
-from xjax._src.api_util import check_callable, shaped_abstractify
+from xjax._src.api_util import check_callable, flatten_fun, shaped_abstractify
 from xjax._src.interpreters import batching
 
 
@@ -95,29 +95,21 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     in_dims = flatten_axes("vmap in_axes", in_tree, (in_axes, 0), kws=True)
     size = _mapped_axis_size(fun, in_tree, leaves, in_dims, axis_size)
     in_dims = [None if d is None else d % max(np.ndim(x), 1) for x, d in zip(leaves, in_dims)]
-    out_tree_box = []
-
-    def flat_fun(*flat_args):
-      a, kw = tree_util.tree_unflatten(in_tree, flat_args)
-      out = fun(*a, **kw)
-      out_leaves, out_tree = tree_util.tree_flatten(out)
-      out_tree_box.append(out_tree)
-      return out_leaves
+    flat_fun, out_tree = flatten_fun(fun, in_tree)
 
     def out_dests(n):
-      return flatten_axes("vmap out_axes", out_tree_box[0], out_axes)
+      return flatten_axes("vmap out_axes", out_tree.val, out_axes)
 
     axis_data = batching.AxisData(axis_name, size)
     try:
       outs = batching.batch_flat(flat_fun, axis_data, leaves, in_dims, out_dests)
     except batching.SpecMatchError as e:
-      out_tree = out_tree_box[0]
-      full = tree_util.tree_unflatten(out_tree, out_dests(out_tree.num_leaves))
+      full = tree_util.tree_unflatten(out_tree.val, out_dests(out_tree.val.num_leaves))
       paths = tree_util.tree_flatten_with_path(full, is_leaf=_is_none)[0]
       path = paths[e.leaf_idx][0]
       raise ValueError(f"at vmap out_axes{tree_util.keystr(path)}, got axis spec {e.dst} "
                        f"but output was batched on axis {e.src}") from None
-    return tree_util.tree_unflatten(out_tree_box[0], outs)
+    return tree_util.tree_unflatten(out_tree.val, outs)
 
   vmap_f.__doc__ = ("Vectorized version of {fun}. Takes similar arguments as {fun} but with "
                     "additional array axes over which {fun} is mapped.")

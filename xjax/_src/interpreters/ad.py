@@ -19,7 +19,6 @@ import numpy as np
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
-from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
 
 
@@ -76,20 +75,6 @@ add_any_p.def_jvp(_add_any_jvp)
 add_any_p.def_transpose(lambda ct, x, y: [ct, ct])
 
 
-def _add_any_batch(axis_data, args, dims):
-  # add_any never broadcasts: an unbatched operand is broadcast to the batch.
-  (x, y), (x_dim, y_dim) = args, dims
-  if x_dim is batching.not_mapped:
-    x, x_dim = batching.broadcast(x, axis_data.size, y_dim), y_dim
-  elif y_dim is batching.not_mapped:
-    y = batching.broadcast(y, axis_data.size, x_dim)
-  else:
-    y = batching.moveaxis(y, y_dim, x_dim)
-  return add_any_p.bind(x, y), x_dim
-
-
-add_any_p.def_batch(_add_any_batch)
-
 
 def _stop_gradient_jvp(primals, tangents):
   (x,) = primals
@@ -99,7 +84,6 @@ def _stop_gradient_jvp(primals, tangents):
 stop_gradient_p = core.Primitive("stop_gradient")
 stop_gradient_p.def_abstract_eval(lambda x: x)
 stop_gradient_p.def_jvp(_stop_gradient_jvp)
-batching.defvectorized(stop_gradient_p)
 stop_gradient_p.def_lowering(lambda ctx, x: x)
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src import source_info
+from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 
 not_mapped = None
@@ -332,3 +333,23 @@ def reducer_batcher(prim, axes_param, axis_data, args, dims, **params):
   kept = [i for i in range(np.ndim(x)) if i not in shifted]
   out_dim = kept.index(bdim)
   return (out, [out_dim] * len(out)) if prim.multiple_results else (out, out_dim)
+
+
+# ----------------------------------------------------------------------------
+# The rules of the autodiff primitives (ad sits below this module)
+
+
+def _add_any_batch(axis_data, args, dims):
+  # add_any never broadcasts: an unbatched operand is broadcast to the batch.
+  (x, y), (x_dim, y_dim) = args, dims
+  if x_dim is not_mapped:
+    x, x_dim = broadcast(x, axis_data.size, y_dim), y_dim
+  elif y_dim is not_mapped:
+    y = broadcast(y, axis_data.size, x_dim)
+  else:
+    y = moveaxis(y, y_dim, x_dim)
+  return ad.add_any_p.bind(x, y), x_dim
+
+
+ad.add_any_p.def_batch(_add_any_batch)
+defvectorized(ad.stop_gradient_p)
