@@ -260,6 +260,13 @@ def test_custom_vjp_under_vmap_and_its_gradients():
   np.testing.assert_allclose(xjax.vmap(xjax.grad(f), in_axes=(0, None))(xs, y), [6.0] * 3)
 
 
+def test_cond_with_batched_predicate_keeps_gradients_of_untaken_branches_out():
+  # sqrt's derivative is inf at 0 and NaN below: only the members taking that
+  # branch may see it (JAX guards the operands with stop_gradient).
+  g = xjax.vmap(xjax.grad(lambda x: lax.cond(x > 0, jnp.sqrt, lambda x: x, x)))
+  np.testing.assert_allclose(g(jnp.array([-1.0, 0.0, 4.0])), [1.0, 1.0, 0.25])
+
+
 def test_checkpoint_under_vmap():
   fun = xjax.checkpoint(lambda x: jnp.sin(jnp.sin(x)))
   x = np.arange(3.0, dtype=np.float32)

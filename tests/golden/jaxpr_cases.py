@@ -233,6 +233,11 @@ def cases(jax, jnp, lax, np):
   add("collectives_axis_env", lambda x: (lax.psum(x, "i"), lax.all_gather(x, "i"),
                                          lax.axis_index("i")), (f32(2),),
       {"axis_env": [("i", 3)]})
+  add("vmap_cond_batched_pred",
+      jax.vmap(lambda x: lax.cond(x > 0, lambda: x, lambda: -x)), (f32(3),))
+  add("vmap_cond_unbatched_pred",
+      jax.vmap(lambda p, x: lax.cond(p, jnp.sin, jnp.cos, x), in_axes=(None, 0)),
+      (np.bool_(True), f32(3)))
   add("vmap_jacfwd", jax.jacfwd(lambda x: jnp.sin(x) * 2.0), (f32(3),))
   add("vmap_jacrev", jax.jacrev(lambda x: jnp.sin(x) * 2.0), (f32(3),))
   # --- structured control flow (issue 5) ------------------------------------------------------

@@ -23,7 +23,8 @@ from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.lax.control_flow import common
-from xjax._src.lax.elementwise import clamp, convert_element_type, select_n
+from xjax._src.lax.ad_util import stop_gradient
+from xjax._src.lax.elementwise import clamp, convert_element_type, eq, select_n
 from xjax._src.lax.structural import broadcast_in_dim, full
 
 _no_operand = object()
@@ -280,10 +281,19 @@ def _cond_batch(axis_data, args, dims, *, branches):
   ops = [batching.moveaxis(x, d, 0) if b else x for x, d, b in zip(ops, op_dims, in_batched)]
   n_out = len(branches[0].out_avals)
   if index_dim is not batching.not_mapped:
-    # A batched predicate: run every branch, then select per batch member.
+    # A batched predicate: run every branch on every member, then select per
+    # member. Each branch sees its operands through a stop_gradient in the
+    # members that do not take it, so a branch's NaN derivatives (log of a
+    # negative, say) cannot leak into the others' gradients, as in JAX.
     index = batching.moveaxis(index, index_dim, 0)
-    results = [core.jaxpr_as_fun(batching.batch_jaxpr(b, axis_data, in_batched, True)[0])(*ops)
-               for b in branches]
+    ops = [x if b else batching.broadcast(x, axis_data.size, 0) for x, b in zip(ops, in_batched)]
+    all_batched = [True] * len(ops)
+    results = []
+    for i, branch in enumerate(branches):
+      taken = eq(index, i)
+      guarded = [_bcast_select_n(taken, stop_gradient(x), x) for x in ops]
+      batched = batching.batch_jaxpr(branch, axis_data, all_batched, True)[0]
+      results.append(core.jaxpr_as_fun(batched)(*guarded))
     outs = [_bcast_select_n(index, *cases) for cases in zip(*results)]
     return outs, [0] * n_out
   out_batched = [False] * n_out
