@@ -238,6 +238,21 @@ def cases(jax, jnp, lax, np):
   add("vmap_cond_unbatched_pred",
       jax.vmap(lambda p, x: lax.cond(p, jnp.sin, jnp.cos, x), in_axes=(None, 0)),
       (np.bool_(True), f32(3)))
+  add("custom_jvp_relu", jax.nn.relu, (f32(3),))
+
+  @jax.custom_vjp
+  def double(x):
+    return x * 2
+
+  def double_fwd(x):
+    return double(x), x
+
+  def double_bwd(res, g):
+    return (g * 2,)
+
+  double.defvjp(double_fwd, double_bwd)
+  add("custom_vjp_call", double, (f32(3),))
+  add("vmap_custom_vjp_call", jax.vmap(double), (f32(3, 2),))
   add("vmap_jacfwd", jax.jacfwd(lambda x: jnp.sin(x) * 2.0), (f32(3),))
   add("vmap_jacrev", jax.jacrev(lambda x: jnp.sin(x) * 2.0), (f32(3),))
   # --- structured control flow (issue 5) ------------------------------------------------------

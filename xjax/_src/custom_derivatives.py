@@ -103,6 +103,35 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp_jaxpr_fun, num_co
   return outs[:n], outs[n:]
 
 
+def _copy_names(src, dst) -> None:
+  """Carries the printed names of a rule callable over to a transformed one."""
+  for attr in ("fun_name", "rule_name"):
+    if hasattr(src, attr):
+      setattr(dst, attr, getattr(src, attr))
+
+
+def _pp_custom_call(rule_params):
+  """A print rule: ``name=`` first, then the params sorted, the rule callables by name.
+
+  `rule_params` maps each callable param to its printed key (``jvp``, ``fwd``, ...);
+  ``num_consts`` shows only when nonzero, as in JAX.
+  """
+  def pp_eqn(eqn, context):
+    params = dict(eqn.params)
+    if not params["num_consts"]:
+      del params["num_consts"]
+    name = "unknown"
+    for param, key in rule_params.items():
+      fn = params.pop(param)
+      name = getattr(fn, "fun_name", name)
+      params[key] = getattr(fn, "rule_name", "unknown")
+    return core.pp_eqn_with_params(eqn, context, {"name": name, **dict(sorted(params.items()))})
+  return pp_eqn
+
+
+custom_jvp_call_p.pp_eqn = _pp_custom_call({"jvp_jaxpr_fun": "jvp"})
+
+
 def _batch_call(axis_data, args, dims, call_jaxpr):
   """The batched call: operands with batch axes first, every output batched (first)."""
   args = [a if d is None else batching.moveaxis(a, d, 0) for a, d in zip(args, dims)]
@@ -122,6 +151,7 @@ def _custom_jvp_call_batch(axis_data, args, dims, *, call_jaxpr, jvp_jaxpr_fun, 
     return batching.batch_flat(jvp_jaxpr_fun, axis_data, primals_and_tangents,
                                arg_dims * 2, [0] * (2 * n_out))
 
+  _copy_names(jvp_jaxpr_fun, batched_jvp)
   outs = custom_jvp_call_p.bind(*args, call_jaxpr=batched_call, jvp_jaxpr_fun=batched_jvp,
                                 num_consts=num_consts, symbolic_zeros=symbolic_zeros)
   return outs, [0] * n_out
@@ -217,6 +247,7 @@ class custom_jvp:
                           f"but got {got.str_short()}.")
       return [*p_leaves, *t_leaves]
 
+    jvp_flat.fun_name, jvp_flat.rule_name = name, fun_name(user_jvp)
     outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, jvp_jaxpr_fun=jvp_flat,
                                   num_consts=len(consts), symbolic_zeros=self.symbolic_zeros)
     return tree_util.tree_unflatten(out_tree, outs)
@@ -298,10 +329,15 @@ def _custom_vjp_call_batch(axis_data, args, dims, *, call_jaxpr, fwd, bwd, num_c
     # An argument shared by the batch gets the sum of the members' cotangents.
     return [ct if d == 0 else batching.sum_batch(ct) for ct, d in zip(cts, arg_dims)]
 
+  _copy_names(fwd, batched_fwd)
+  _copy_names(bwd, batched_bwd)
   outs = custom_vjp_call_p.bind(*args, call_jaxpr=batched_call, fwd=batched_fwd,
                                 bwd=batched_bwd, num_consts=num_consts,
                                 symbolic_zeros=symbolic_zeros)
   return outs, [0] * n_out
+
+
+custom_vjp_call_p.pp_eqn = _pp_custom_call({"fwd": "fwd", "bwd": "bwd"})
 
 
 class custom_vjp:
@@ -387,6 +423,8 @@ class custom_vjp:
           flat.extend(tree_util.tree_leaves(ct))
       return [ad.Zero(a) if c is None else c for c, a in zip(flat, in_avals)]
 
+    fwd_flat.fun_name, fwd_flat.rule_name = name, fun_name(user_fwd)
+    bwd_flat.rule_name = fun_name(user_bwd)
     outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, fwd=fwd_flat, bwd=bwd_flat,
                                   num_consts=len(consts), symbolic_zeros=self.symbolic_zeros)
     return tree_util.tree_unflatten(out_tree, outs)

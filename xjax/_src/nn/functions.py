@@ -7,11 +7,13 @@ import numpy as np
 
 import xjax.numpy as jnp
 from xjax._src.custom_derivatives import custom_jvp
+from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax.ad_util import stop_gradient
 
 
 @custom_jvp
+@jit
 def relu(x):
   """max(x, 0), with gradient 0 at x = 0 (mirrors `jax.nn.relu`)."""
   return jnp.maximum(x, 0)
