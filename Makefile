@@ -12,7 +12,7 @@ $(VENV)/.installed: pyproject.toml
 
 .PHONY: demo test goldens
 demo: $(VENV)/.installed
-	$(PY) examples/demo.py
+	$(PY) examples/mlp_digits.py
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -n 2 tests
