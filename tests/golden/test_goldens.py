@@ -35,8 +35,6 @@ REPRS = _load("reprs.json")
 
 # Cases whose feature is not built yet (issue numbers in the closing notes).
 NOT_YET: set[str] = {
-    'vmap_jacfwd',  # JAX builds the basis in the jaxpr (iota, eq) and cuts it with split_p
-    'vmap_jacrev',  # as vmap_jacfwd
 }
 
 

@@ -219,6 +219,11 @@ def wide(fn, out=same):
   return ref
 
 
+def ref_split(x, sizes, axis):
+  x = np.asarray(x)
+  return tuple(np.split(x, np.cumsum(sizes)[:-1].astype(int), axis))
+
+
 def native(fn, out=same):
   """A reference computed in the operands' own dtype (for bit-exact operations)."""
   def ref(*args, **params):
@@ -829,6 +834,14 @@ STRUCTURAL = [
          configs(((3,), (2,), (1,)), ((1,), (1,), (1,)), params=[{"dimension": 0}]),
          grad_order=2, linear=(0, 1, 2),
          bad_configs=configs(((2, 3), (2, 4), (2, 3)), params=[{"dimension": 0}])),
+    Spec("split", structural.split_p,
+         lambda x, sizes, axis: tuple(structural.split(x, sizes, axis)), ref_split, (arith,), EVERY,
+         configs(((5,),), params=[{"sizes": (2, 3), "axis": 0}, {"sizes": (0, 5), "axis": 0}]) +
+         configs(((2, 4),), params=[{"sizes": (1, 1, 2), "axis": 1}, {"sizes": (2,), "axis": 0}]) +
+         configs(((2, 0),), params=[{"sizes": (0, 0), "axis": 1}]) +
+         configs(((1, 1),), params=[{"sizes": (1,), "axis": -1}]),
+         grad_order=2, linear=(0,),
+         bad_configs=((configs(((2, 4),), params=[{"sizes": (1, 2), "axis": 1}])[0], ValueError),)),
     Spec("iota", structural.iota_p,
          lambda **p: structural.broadcasted_iota(p["dtype"], p["shape"], p["dimension"]),
          ref_iota, (), NUMERIC,

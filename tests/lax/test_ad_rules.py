@@ -229,8 +229,10 @@ def _linear_groups(spec, config, dtype):
   args = _make_args(spec, config, dtype, rng)
   doubled = [a * a.dtype.type(2) if i in positions else a for i, a in enumerate(args)]
   params = spec.params_for(config, dtype)
-  once = np.asarray(spec.fun(*args, **params))
-  twice = np.asarray(spec.fun(*doubled, **params))
+  flat = lambda out: np.concatenate(
+      [np.ravel(np.asarray(o)) for o in xjax.tree_util.tree_leaves(out)] or [np.zeros(0)])
+  once = flat(spec.fun(*args, **params))
+  twice = flat(spec.fun(*doubled, **params))
   joint = np.allclose(twice.astype(np.complex128), 2 * once.astype(np.complex128),
                       rtol=1e-2, atol=1e-3)
   return [positions] if joint else [(i,) for i in positions]
@@ -264,21 +266,20 @@ def test_transpose_is_adjoint(spec, config, dtype, positions):
   fun = _restricted(spec, params, args, positions)
   xs = [args[i] for i in positions]
   closed = xjax.make_jaxpr(fun)(*xs)
-  (y,) = core.eval_jaxpr(closed.jaxpr, closed.consts, *xs)
-  out_aval = closed.out_avals[0]
-  ct = jtu.rand_default(rng)(out_aval.shape, out_aval.dtype)
+  ys = core.eval_jaxpr(closed.jaxpr, closed.consts, *xs)  # one per output (split has several)
+  cts = [jtu.rand_default(rng)(a.shape, a.dtype) for a in closed.out_avals]
   undefined = [ad.UndefinedPrimal(core.get_aval(x)) for x in xs]
-  x_cts = ad.backward_pass(closed.jaxpr, closed.consts, undefined, [ct])
+  x_cts = ad.backward_pass(closed.jaxpr, closed.consts, undefined, cts)
   x_cts = [np.asarray(ad.instantiate_zeros(c)) for c in x_cts]
   for x, c in zip(xs, x_cts, strict=True):
     assert c.shape == x.shape and c.dtype == x.dtype, (c.shape, c.dtype, x.shape, x.dtype)
-  lhs = _pair(ct, y)
+  lhs = sum(_pair(ct, y) for ct, y in zip(cts, ys, strict=True))
   rhs = sum(_pair(c, x) for x, c in zip(xs, x_cts, strict=True))
-  narrowest = min([np.dtype(out_aval.dtype), *(x.dtype for x in xs)],
+  narrowest = min([*(np.dtype(a.dtype) for a in closed.out_avals), *(x.dtype for x in xs)],
                   key=lambda d: ml_dtypes.finfo(d).nmant)
   tol = {np.dtype(specs.F16): 1e-2, np.dtype(specs.BF16): 5e-2}.get(narrowest, 1e-5)
-  size = sum(x.size for x in xs) + np.size(ct)
-  scale = np.sqrt(_pair(abs(np.asarray(ct)), abs(np.asarray(ct)))
+  size = sum(x.size for x in xs) + sum(np.size(ct) for ct in cts)
+  scale = np.sqrt(sum(_pair(abs(np.asarray(ct)), abs(np.asarray(ct))) for ct in cts)
                   * sum(_pair(abs(x), abs(x)) for x in xs))
   np.testing.assert_allclose(lhs, rhs, atol=tol * (scale + size), rtol=tol)
 

@@ -15,7 +15,8 @@ from xjax._src import dtypes
 from xjax._src import tree_util
 from xjax._src.api import _check_input_dtype_grad, _diff_args, jvp, vjp
 from xjax._src.api_util import check_callable
-from xjax._src.lax import slicing
+from xjax._src.lax import elementwise as ew
+from xjax._src.numpy import creation
 from xjax._src.numpy import lax_numpy as jnp
 from xjax._src.vmap import vmap
 
@@ -23,28 +24,40 @@ from xjax._src.vmap import vmap
 def _std_basis(leaves):
   """The standard basis of the flattened `leaves`: one array per leaf, of shape (N,) + leaf shape.
 
-  N is the total size of the leaves; row k is the k-th basis vector, in each
-  leaf's own dtype.
+  N is the total size of the leaves; row k is the k-th basis vector. As in
+  JAX, an identity matrix (in the leaves' common dtype) is cut into the
+  leaves' columns, each converted to its leaf's dtype and weak type.
   """
-  avals = [core.get_aval(x) for x in leaves]
-  total = sum(a.size for a in avals)
-  basis, start = [], 0
-  for a in avals:
-    block = np.zeros((total, a.size), a.dtype)
-    block[np.arange(start, start + a.size), np.arange(a.size)] = 1
-    basis.append(block.reshape((total, *a.shape)))
-    start += a.size
-  return basis
+  total = sum(core.get_aval(x).size for x in leaves)
+  eye = creation.eye(total, dtype=dtypes.result_type(*leaves))
+  return [_as_type_of(block, x, always=True) for block, x in zip(_unravel(eye, leaves, 1), leaves)]
 
 
-def _split(x, sizes, axis: int):
-  """`x` cut along `axis` into consecutive pieces of the given sizes."""
-  axis = axis % np.ndim(x)
-  pieces, start = [], 0
-  for size in sizes:
-    pieces.append(slicing.slice_in_dim(x, start, start + size, axis=axis))
-    start += size
-  return pieces
+def _unravel(arr, leaves, axis: int):
+  """`arr`'s `axis` (of total size N) cut into one block per leaf, reshaped to the leaf's shape."""
+  axis = axis % np.ndim(arr)
+  sizes = [core.get_aval(x).size for x in leaves]
+  cuts = np.cumsum(sizes[:-1], dtype=np.int64)
+  parts = jnp.split(arr, cuts, axis) if leaves else []
+  shape = np.shape(arr)
+  return [jnp.reshape(part, shape[:axis] + np.shape(x) + shape[axis + 1:])
+          for part, x in zip(parts, leaves)]
+
+
+def _as_type_of(x, example, always: bool = False):
+  """`x` converted to `example`'s dtype and weak type (its real part for a real `example`).
+
+  With `always`, the conversion is recorded even when the type already
+  agrees, as JAX's basis construction does (it re-shards there).
+  """
+  aval = core.get_aval(example)
+  if dtypes.issubdtype(core.get_aval(x).dtype, np.complexfloating) and \
+      not dtypes.issubdtype(aval.dtype, np.complexfloating):
+    x = ew.real(x)
+  if always and isinstance(x, core.Tracer):
+    return ew.convert_element_type_p.bind(x, new_dtype=aval.dtype, weak_type=aval.weak_type,
+                                          sharding=None)
+  return ew.convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
 
 
 def _check_jacfwd_input(holomorphic: bool, x) -> None:
@@ -92,11 +105,9 @@ def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     out_axes = (None, -1, None) if has_aux else (None, -1)
     res = vmap(pushfwd, out_axes=out_axes)(*_std_basis(leaves))
     y, jac = res[0], res[1]
-    sizes = [core.get_aval(x).size for x in leaves]
 
     def unravel(y_leaf, jac_leaf):
-      pieces = _split(jac_leaf, sizes, -1)
-      blocks = [jnp.reshape(p, np.shape(y_leaf) + np.shape(x)) for p, x in zip(pieces, leaves)]
+      blocks = [_as_type_of(b, y_leaf) for b in _unravel(jac_leaf, leaves, -1)]
       tree = tree_util.tree_unflatten(in_tree, blocks)
       return tree[0] if single else tree
 
@@ -139,15 +150,12 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
       return tree_util.tree_leaves(pullback(tree_util.tree_unflatten(y_tree, ct_leaves)))
 
     cts = vmap(pull)(*_std_basis(y_leaves))
-    sizes = [core.get_aval(o).size for o in y_leaves]
     per_input = []
     for ct, x in zip(cts, leaves):
-      x_shape = np.shape(x)
       if core.get_aval(ct).dtype == dtypes.float0:  # integer input under allow_int
-        per_input.append([np.zeros(np.shape(o) + x_shape, dtypes.float0) for o in y_leaves])
+        per_input.append([np.zeros(np.shape(o) + np.shape(x), dtypes.float0) for o in y_leaves])
         continue
-      per_input.append([jnp.reshape(p, np.shape(o) + x_shape)
-                        for p, o in zip(_split(ct, sizes, 0), y_leaves)])
+      per_input.append([_as_type_of(b, x) for b in _unravel(ct, y_leaves, 0)])
     jac_leaves = []
     for j in range(len(y_leaves)):
       tree = tree_util.tree_unflatten(in_tree, [blocks[j] for blocks in per_input])

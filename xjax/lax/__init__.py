@@ -37,6 +37,7 @@ from xjax._src.lax.elementwise import (
     sub_p as sub_p, tan as tan, tan_p as tan_p, tanh as tanh, tanh_p as tanh_p, xor_p as xor_p,
 )
 from xjax._src.lax.structural import (
+    split as split, split_p as split_p,
     broadcast as broadcast,
     broadcast_in_dim as broadcast_in_dim,
     broadcast_in_dim_p as broadcast_in_dim_p,

@@ -644,6 +644,78 @@ concatenate_p.def_batch(_concatenate_batch)
 
 
 # ----------------------------------------------------------------------------
+# split
+
+
+def split(operand, sizes, axis: int = 0):
+  """`operand` cut along `axis` into consecutive pieces of the given `sizes`.
+
+  Args:
+    operand: an array.
+    sizes: nonnegative ints summing to ``operand.shape[axis]``.
+    axis: the axis to cut (negative counts from the end).
+
+  Returns:
+    A list of ``len(sizes)`` arrays, the i-th of size ``sizes[i]`` along `axis`.
+
+  Raises:
+    ValueError: a negative size, sizes that do not sum to the axis size, or an
+      axis out of range (JAX's messages).
+
+  >>> import xjax.numpy as jnp
+  >>> split(jnp.arange(5), (2, 3))
+  [Array([0, 1], dtype=int32), Array([2, 3, 4], dtype=int32)]
+
+  Mirrors `jax.lax.split`.
+  """
+  ndim = np.ndim(operand)
+  if not -ndim <= axis < ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return split_p.bind(operand, sizes=tuple(sizes), axis=axis % ndim)
+
+
+def _split_abstract_eval(operand, *, sizes, axis):
+  if any(s < 0 for s in sizes):
+    raise ValueError(f"Sizes passed to split must be nonnegative, got {list(sizes)}")
+  if operand.shape[axis] != sum(sizes):
+    # JAX 0.10.2's wording (it names the axis where it means the axis size).
+    raise ValueError(f"Sum of sizes {np.sum(sizes)} must be equal to dimension {axis} of the "
+                     f"operand shape {list(operand.shape)}")
+  shape = list(operand.shape)
+  return [operand.update(shape=tuple(shape[:axis] + [int(n)] + shape[axis + 1:]))
+          for n in sizes]
+
+
+def _split_lowering(ctx, x, *, sizes, axis):
+  ndim = len(ctx.avals_in[0].shape)
+  starts, limits = [0] * ndim, list(ctx.avals_in[0].shape)
+  outs = []
+  for aval in ctx.avals_out:
+    limits[axis] = starts[axis] + aval.shape[axis]
+    attrs = (f"start_indices = {hlo.i64_array(starts)}, limit_indices = {hlo.i64_array(limits)}, "
+             f"strides = {hlo.i64_array([1] * ndim)}")
+    outs.append(ctx.op1("stablehlo.slice", [x], hlo.aval_type(aval), attrs))
+    starts[axis] = limits[axis]
+  return outs
+
+
+def _split_transpose(cts, operand, *, sizes, axis):
+  if all(type(ct) is ad.Zero for ct in cts):
+    return [ad.Zero(operand.aval)]
+  return [concatenate([ad.instantiate_zeros(ct) for ct in cts], axis)]
+
+
+def _split_batch(axis_data, args, dims, *, sizes, axis):
+  (x,), (d,) = args, dims
+  return split(x, sizes, axis + 1 if axis >= d else axis), [d] * len(sizes)
+
+
+split_p = standard_primitive("split", _split_abstract_eval, _split_lowering, multiple_results=True)
+ad.deflinear(split_p, _split_transpose)
+split_p.def_batch(_split_batch)
+
+
+# ----------------------------------------------------------------------------
 # iota
 
 

@@ -457,14 +457,12 @@ def _split(op: str, ary, indices_or_sections, axis: int = 0):
       raise ValueError("number sections must be larger than 0.")
     part, rem = divmod(size, sections)
     if rem == 0:
-      sizes = [part] * sections
+      sizes = [np.int64(part)] * sections
     elif op == "array_split":
-      sizes = [part + 1] * rem + [part] * (sections - rem)
+      sizes = [np.int64(part + 1)] * rem + [np.int64(part)] * (sections - rem)
     else:
       raise ValueError(f"array split does not result in an equal division: rest is {rem}")
-  stops = np.cumsum(sizes, dtype=np.int64)
-  return [lax_slicing.slice_in_dim(ary, int(e - n), int(e), axis=axis)
-          for n, e in zip(sizes, stops)]
+  return list(lax_structural.split(ary, sizes, axis))
 
 
 def split(ary, indices_or_sections, axis: int = 0):
