@@ -238,6 +238,42 @@ def cases(jax, jnp, lax, np):
   add("vmap_cond_unbatched_pred",
       jax.vmap(lambda p, x: lax.cond(p, jnp.sin, jnp.cos, x), in_axes=(None, 0)),
       (np.bool_(True), f32(3)))
+  # batching rules, family by family
+  ones = lambda *shape, dtype=np.float32: np.ones(shape, dtype)
+  vm = lambda fun, in_axes=0: jax.vmap(fun, in_axes=in_axes)
+  add("vmap_rule_add_0_none", vm(lambda x, y: lax.add(x, y), (0, None)), (ones(2, 3), ones(3)))
+  add("vmap_rule_select_n_scalar_pred", vm(lambda p, x, y: lax.select_n(p, x, y)),
+      (ones(5, dtype=np.bool_), ones(5, 3), ones(5, 3)))
+  add("vmap_rule_clamp_batched_lo", vm(lambda lo, x, hi: lax.clamp(lo, x, hi), (0, None, None)),
+      (ones(5), ones(3), np.float32(1)))
+  add("vmap_rule_reduce_sum_batch_between", vm(lambda x: lax.reduce_sum(x, (0, 2)), 1),
+      (ones(2, 5, 3, 4),))
+  add("vmap_rule_argmax", vm(lambda x: lax.argmax(x, 1, np.int32)), (ones(2, 3, 4),))
+  add("vmap_rule_cumsum_reverse", vm(lambda x: lax.cumsum(x, 0, reverse=True), 1), (ones(2, 3),))
+  add("vmap_rule_sort_two_keys",
+      vm(lambda k, j, v: lax.sort((k, j, v), dimension=1, num_keys=2), (2, None, 0)),
+      (ones(2, 3, 5), ones(2, 3), ones(5, 2, 3)))
+  add("vmap_rule_top_k", vm(lambda x: lax.top_k(x, 2)), (ones(2, 3, 4),))
+  add("vmap_rule_dot_both_batched", vm(lambda a, b: lax.dot(a, b), (0, 1)),
+      (ones(5, 2, 3), ones(3, 5, 4)))
+  add("vmap_rule_dot_rhs_batched", vm(lambda a, b: lax.dot(a, b), (None, 2)),
+      (ones(2, 3), ones(3, 4, 5)))
+  add("vmap_rule_dot_general_batch_dims",
+      vm(lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))), (1, 0)),
+      (ones(2, 5, 3, 4), ones(5, 2, 4, 6)))
+  add("vmap_rule_bitcast_narrowing", vm(lambda x: lax.bitcast_convert_type(x, np.int16)),
+      (ones(5, 3, dtype=np.int32),))
+  add("vmap_rule_dynamic_index", vm(lambda x, i: x[i]), (ones(3, 4), np.zeros(3, np.int32)))
+  add("vmap_rule_at_set", vm(lambda x, i, v: x.at[i].set(v)),
+      (ones(3, 4), np.zeros(3, np.int32), ones(3)))
+  add("vmap_rule_dynamic_slice", vm(lambda x, i: lax.dynamic_slice(x, (i,), (2,))),
+      (ones(3, 4), np.zeros(3, np.int32)))
+  add("vmap_rule_pad_batched_value", vm(lambda x, p: lax.pad(x, p, ((1, 1, 0),)), (None, 0)),
+      (ones(4), ones(3)))
+  add("vmap_rule_concatenate", vm(lambda a, b: lax.concatenate([a, b], 0), (0, None)),
+      (ones(3, 4), ones(2)))
+  add("vmap_rule_reshape_transpose_rev", vm(lambda x: x.reshape(1, 3).T[::-1], 1), (ones(3, 4),))
+  add("vmap_rule_split", vm(lambda x: lax.split(x, (1, 2), 0), 1), (ones(3, 4),))
   add("custom_jvp_relu", jax.nn.relu, (f32(3),))
 
   @jax.custom_vjp
