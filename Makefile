@@ -10,7 +10,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
-.PHONY: demo test goldens
+.PHONY: demo test goldens bench
 demo: $(VENV)/.installed
 	$(PY) examples/mlp_digits.py
 
@@ -25,3 +25,14 @@ goldens:
 	.venv-jax/bin/python tools/golden_dtypes.py
 	.venv-jax/bin/python tools/golden_pytrees.py
 	.venv-jax/bin/python tools/golden_random.py
+
+# The benchmark against real JAX (see README.md, "Benchmark against JAX"): xjax runs from .venv,
+# JAX from .venv-jax, built from the `bench` extra (jax==0.10.2 beside the same jaxlib).
+.venv-jax/.installed: pyproject.toml
+	$(PYTHON) -m venv .venv-jax
+	.venv-jax/bin/python -m pip install -q --upgrade pip
+	.venv-jax/bin/python -m pip install -q '.[bench]'
+	touch $@
+
+bench: $(VENV)/.installed .venv-jax/.installed
+	$(PY) bench/run.py --xjax-python $(PY) --jax-python .venv-jax/bin/python

@@ -17,13 +17,21 @@ REPO = os.path.dirname(HERE)
 
 
 def _run(python, lib):
+  """One round for `lib`: the timed workloads, then the memory workload in a fresh process."""
   env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="1")
-  out = subprocess.run([python, os.path.join(HERE, "workloads.py"), lib], env=env,
-                       capture_output=True, text=True, check=True, cwd=REPO)
-  return json.loads(out.stdout.strip().splitlines()[-1])
+  results = {}
+  for extra in ([], ["rss"]):
+    out = subprocess.run([python, os.path.join(HERE, "workloads.py"), lib, *extra], env=env,
+                         capture_output=True, text=True, cwd=REPO)
+    if out.returncode:
+      sys.exit(f"{lib} workloads failed ({python}):\n{out.stderr}")
+    results.update(json.loads(out.stdout.strip().splitlines()[-1]))
+  return results
 
 
-def _fmt(seconds):
+def _fmt(seconds, name=""):
+  if name.endswith("(peak RSS)"):
+    return f"{seconds / 2**20:.0f} MiB"
   if seconds >= 1:
     return f"{seconds:.2f} s"
   if seconds >= 1e-3:
@@ -46,7 +54,7 @@ def main():
   for name in names:
     ours = statistics.median(r[name] for r in results["xjax"])
     theirs = statistics.median(r[name] for r in results["jax"])
-    print(f"| {name} | {_fmt(ours)} | {_fmt(theirs)} | {ours / theirs:.2f} |")
+    print(f"| {name} | {_fmt(ours, name)} | {_fmt(theirs, name)} | {ours / theirs:.2f} |")
 
 
 if __name__ == "__main__":

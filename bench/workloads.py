@@ -1,9 +1,12 @@
-"""Benchmark workloads, run under either library: `python bench/workloads.py xjax|jax`.
+"""Benchmark workloads, run under either library: `python bench/workloads.py xjax|jax [rss]`.
 
-Prints one JSON object: workload name -> seconds per call (best-of-repeats
-medians are taken by the runner across processes).
+Prints one JSON object: workload name -> seconds per call (the runner takes
+medians across processes). With `rss`, runs only the memory workload (200
+MLP training steps in a fresh process) and reports the peak resident set in
+bytes, under a name ending in "(peak RSS)".
 """
 import json
+import resource
 import sys
 import time
 
@@ -21,14 +24,89 @@ def _timeit(fn, number, repeat=5):
   return float(np.median(times))
 
 
-def main(lib):
-  t0 = time.perf_counter()
+def _import(lib):
   if lib == "jax":
     import jax
     import jax.numpy as jnp
   else:
     import xjax as jax
     import xjax.numpy as jnp
+  return jax, jnp
+
+
+# --- the MLP: 64 -> 256 -> 256 -> 10, softmax cross-entropy, Adam ---------------------
+
+MLP_SIZES = (64, 256, 256, 10)
+
+
+def _mlp_data(jnp, batch, seed=0):
+  rng = np.random.default_rng(seed)
+  params = [(jnp.asarray(rng.normal(size=(m, n)).astype(np.float32) / np.sqrt(m)),
+             jnp.zeros(n, jnp.float32)) for m, n in zip(MLP_SIZES[:-1], MLP_SIZES[1:])]
+  x = jnp.asarray(rng.normal(size=(batch, MLP_SIZES[0])).astype(np.float32))
+  y = jnp.asarray(rng.integers(0, MLP_SIZES[-1], size=batch).astype(np.int32))
+  return params, x, y
+
+
+def _mlp_loss(jax, jnp):
+  def loss(params, x, y):
+    h = x
+    for w, b in params[:-1]:
+      h = jnp.tanh(jnp.dot(h, w) + b)
+    w, b = params[-1]
+    logits = jnp.dot(h, w) + b
+    logp = jax.nn.log_softmax(logits)
+    return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
+  return loss
+
+
+def _mlp_step_fn(jax, jnp):
+  """A fresh (un-jitted) Adam training step: (params, m, v, t), x, y -> new state, loss."""
+  loss = _mlp_loss(jax, jnp)
+  tree_map = jax.tree_util.tree_map
+
+  def step(state, x, y):
+    params, m, v, t = state
+    value, grads = jax.value_and_grad(loss)(params, x, y)
+    t = t + 1
+    m = tree_map(lambda m, g: 0.9 * m + 0.1 * g, m, grads)
+    v = tree_map(lambda v, g: 0.999 * v + 0.001 * g * g, v, grads)
+    lr = 1e-3 * jnp.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
+    params = tree_map(lambda p, m, v: p - lr * m / (jnp.sqrt(v) + 1e-8), params, m, v)
+    return (params, m, v, t), value
+  return step
+
+
+def _mlp_state(jax, jnp, params):
+  zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
+  return (params, zeros, jax.tree_util.tree_map(jnp.zeros_like, params), jnp.zeros((), jnp.float32))
+
+
+def _train_loop(jax, jnp, batch):
+  """A steady-state training step (compiled, state donated) as a no-argument callable."""
+  params, x, y = _mlp_data(jnp, batch)
+  step = jax.jit(_mlp_step_fn(jax, jnp), donate_argnums=0)
+  holder = [_mlp_state(jax, jnp, params)]
+
+  def run():
+    holder[0], value = step(holder[0], x, y)
+    value.block_until_ready()
+  return run
+
+
+def rss_main(lib):
+  jax, jnp = _import(lib)
+  run = _train_loop(jax, jnp, 128)
+  for _ in range(200):
+    run()
+  # ru_maxrss is in KiB on Linux.
+  peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+  print(json.dumps({"200 MLP steps, batch 128 (peak RSS)": peak}))
+
+
+def main(lib):
+  t0 = time.perf_counter()
+  jax, jnp = _import(lib)
   results = {"import": time.perf_counter() - t0}
 
   x3 = jnp.ones(3)
@@ -37,6 +115,9 @@ def main(lib):
   results["eager jnp.sin (3 elements)"] = _timeit(lambda: jnp.sin(x3).block_until_ready(), 2000)
   big = jnp.ones((1000, 1000))
   results["eager 1000x1000 matmul"] = _timeit(lambda: jnp.dot(big, big).block_until_ready(), 10)
+  host_batch = np.ones((128, 64), np.float32)
+  results["host->device, jnp.asarray of a 128x64 NumPy array"] = _timeit(
+      lambda: jnp.asarray(host_batch).block_until_ready(), 2000)
   tiny = jax.jit(lambda a, b: a * b + 1)
   results["jit dispatch, tiny function"] = _timeit(lambda: tiny(x3, y3).block_until_ready(), 5000)
 
@@ -54,7 +135,55 @@ def main(lib):
   def first_call():
     jax.jit(make_chain())(x3).block_until_ready()
 
-  results["first jit call, 1000 ops"] = _timeit(first_call, 1, repeat=2)
+  results["first jit call, 1000 ops"] = _timeit(first_call, 1, repeat=3)
+
+  # --- the MLP training step (value_and_grad + Adam, jitted, state donated) ---
+  params, xb, yb = _mlp_data(jnp, 128)
+
+  def first_mlp_call():
+    step = jax.jit(_mlp_step_fn(jax, jnp))  # a new function: no cache hit
+    _, value = step(_mlp_state(jax, jnp, params), xb, yb)
+    value.block_until_ready()
+
+  results["first call (trace + compile), MLP step"] = _timeit(first_mlp_call, 1, repeat=3)
+  for batch, number in ((128, 200), (1024, 50)):
+    results[f"MLP train step, batch {batch}"] = _timeit(_train_loop(jax, jnp, batch), number)
+
+  # --- a tanh RNN over 100 steps with lax.scan, forward and backward ---
+  rng = np.random.default_rng(1)
+  hidden, inputs, steps, rnn_batch = 128, 32, 100, 32
+  rnn_params = (jnp.asarray(rng.normal(size=(hidden, hidden)).astype(np.float32) / np.sqrt(hidden)),
+                jnp.asarray(rng.normal(size=(inputs, hidden)).astype(np.float32) / np.sqrt(inputs)),
+                jnp.zeros(hidden, jnp.float32))
+  xs = jnp.asarray(rng.normal(size=(steps, rnn_batch, inputs)).astype(np.float32))
+
+  def rnn_loss(p, xs):
+    w, u, b = p
+    def cell(h, x):
+      h = jnp.tanh(jnp.dot(h, w) + jnp.dot(x, u) + b)
+      return h, jnp.sum(h * h)
+    h, ys = jax.lax.scan(cell, jnp.zeros((rnn_batch, hidden), jnp.float32), xs)
+    return jnp.sum(ys) + jnp.sum(h)
+
+  rnn_grad = jax.jit(jax.value_and_grad(rnn_loss))
+  results["jitted scan RNN fwd+bwd (100 steps)"] = _timeit(
+      lambda: rnn_grad(rnn_params, xs)[0].block_until_ready(), 50)
+
+  # --- per-example gradients of the MLP loss: jit(vmap(grad)) ---
+  loss = _mlp_loss(jax, jnp)
+
+  def example_loss(p, x, y):
+    return loss(p, x[None], y[None])
+
+  per_example = jax.jit(jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0)))
+  results["jitted vmap(grad), 128 examples"] = _timeit(
+      lambda: jax.block_until_ready(per_example(params, xb, yb)), 50)
+
+  # JAX 0.10.2 defaults to the partitionable threefry layout: both draw the same bits.
+  jax.config.update("jax_threefry_partitionable", True)
+  key = jax.random.PRNGKey(0)
+  results["random.normal, 10^7 values"] = _timeit(
+      lambda: jax.random.normal(key, (10_000_000,)).block_until_ready(), 5)
 
   # --- control flow (issue 5): compile time of a loop must not grow with its trip count ---
   def first_call_loop(kind, steps):
@@ -76,4 +205,7 @@ def main(lib):
 
 
 if __name__ == "__main__":
-  main(sys.argv[1])
+  if sys.argv[2:] == ["rss"]:
+    rss_main(sys.argv[1])
+  else:
+    main(sys.argv[1])

@@ -99,8 +99,11 @@ class Array:
 
   def block_until_ready(self) -> Array:
     """Waits until the computation producing this array has finished; returns self."""
-    self._check_alive()
-    backend.block_until_ready(self._buf)
+    try:
+      backend.block_until_ready(self._buf)
+    except backend.runtime_error_class():
+      self._check_alive()  # our message for a deleted array
+      raise
     return self
 
   def copy_to_host_async(self) -> None:

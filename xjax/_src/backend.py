@@ -57,51 +57,49 @@ def platform() -> str:
   return client().platform
 
 
-# dlpack refuses the ml_dtypes types (bfloat16, float8, int4); they travel as
-# same-width unsigned integers and are bitcast on the device.
-_DLPACK_KINDS = frozenset("biufc")
-
-
 def _is_float0(dtype) -> bool:
   return dtype.kind == "V" and dtype.names == ("float0",)
+
+
+class _Placement(_jax.SingleDeviceSharding):
+  """A single-device sharding with the two members `batched_device_put` reads
+  (JAX's own sharding class defines them in Python, which we do not import)."""
+  memory_kind = None
+
+  def _to_xla_hlo_sharding(self, num_dimensions):
+    return xla_client.HloSharding.replicate()
+
+
+@functools.cache
+def _placement(device) -> _Placement:
+  return _Placement(device)
+
+
+class _HostAval:
+  """The aval `batched_device_put` reads: shape, dtype, weak type."""
+  __slots__ = ("shape", "dtype", "weak_type")
+
+  def __init__(self, shape, dtype):
+    self.shape, self.dtype, self.weak_type = shape, dtype, False
+
+
+_COPY_DURING_CALL = _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
 
 def transfer_to_device(x: np.ndarray, device):
   """Copies a NumPy array to `device`; returns a single-device buffer.
 
-  float0 values (tangents of integers) carry no data: they travel as bool zeros,
-  as JAX lowers them.
+  `batched_device_put` copies during the call (the NumPy array may change
+  afterwards) and takes every dtype, ml_dtypes' included, and any strides; it
+  costs a few µs, where the DLPack path tries to import `jax` on each call
+  (~50 µs) and aliases aligned arrays. float0 values (tangents of integers)
+  carry no data: they travel as bool zeros, as JAX lowers them.
   """
   if _is_float0(x.dtype):
     x = np.zeros(x.shape, np.bool_)
-  if x.dtype.kind not in _DLPACK_KINDS or x.dtype.name == "bfloat16":
-    carrier = np.array(x, order="C").view(np.dtype(f"uint{8 * x.dtype.itemsize}"))
-    buf = _jax.dlpack_managed_tensor_to_buffer(carrier.__dlpack__(), device, None)
-    return _bitcast_on_device(buf, x.shape, x.dtype, device)
-  if not x.flags.c_contiguous or not x.flags.writeable:
-    x = np.array(x, order="C")  # dlpack refuses read-only and strided arrays
-  return _jax.dlpack_managed_tensor_to_buffer(x.__dlpack__(), device, None)
-
-
-_MLIR_FLOAT_NAMES = {"bfloat16": "bf16", "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2",
-                     "float8_e4m3fnuz": "f8E4M3FNUZ", "float8_e5m2fnuz": "f8E5M2FNUZ",
-                     "float8_e4m3b11fnuz": "f8E4M3B11FNUZ", "int4": "i4", "uint4": "ui4"}
-
-
-def _bitcast_on_device(buf, shape, dtype, device):
-  exe = _bitcast_executable(tuple(shape), dtype.name, dtype.itemsize, device)
-  return exe.execute([buf])[0]
-
-
-@functools.cache
-def _bitcast_executable(shape, dtype_name, itemsize, device):
-  dims = "".join(f"{d}x" for d in shape)
-  src = f"tensor<{dims}ui{8 * itemsize}>"
-  dst = f"tensor<{dims}{_MLIR_FLOAT_NAMES[dtype_name]}>"
-  text = (f"module @bitcast {{\n  func.func public @main(%arg0: {src}) -> {dst} {{\n"
-          f"    %0 = \"stablehlo.bitcast_convert\"(%arg0) : ({src}) -> {dst}\n"
-          f"    return %0 : {dst}\n  }}\n}}\n")
-  return compile_module(text, device)
+  # enable_x64=True: no canonicalization in jaxlib, `x` already has its final dtype.
+  return _jax.batched_device_put(_HostAval(x.shape, x.dtype), _placement(device), [x],
+                                 [device], False, False, _COPY_DURING_CALL, True)
 
 
 def compile_module(mlir_text: str, device, host_callbacks=()):
@@ -118,16 +116,10 @@ def compile_module(mlir_text: str, device, host_callbacks=()):
 def result_handlers(avals, device, committed: bool) -> list:
   """Handlers turning an execution's outputs into buffers (one per output aval)."""
   sharding = _jax.SingleDeviceSharding(device)
-  return [_jax.array_result_handler(_BoolAval(a) if _is_float0(a.dtype) else a, sharding,
-                                    committed, _skip_checks=True) for a in avals]
-
-
-class _BoolAval:
-  """The aval jaxlib sees for a float0 output: bool of the same shape."""
-  __slots__ = ("shape", "dtype", "weak_type")
-
-  def __init__(self, aval):
-    self.shape, self.dtype, self.weak_type = aval.shape, np.dtype(np.bool_), False
+  # A float0 output is bool zeros on the device.
+  return [_jax.array_result_handler(_HostAval(a.shape, np.dtype(np.bool_)) if _is_float0(a.dtype)
+                                    else a, sharding, committed, _skip_checks=True)
+          for a in avals]
 
 
 def execute(executable, buffers, handlers):

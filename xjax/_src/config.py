@@ -165,6 +165,7 @@ class Config:
            self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs)
     local.key = key
     local.checks_key = (self.jax_disable_jit, self.jax_debug_nans or self.jax_debug_infs)
+    local.state = (*local.checks_key, key)
     local.key_epoch = self.epoch
     return key
 
@@ -174,6 +175,13 @@ class Config:
     if getattr(local, "key_epoch", -1) != self.epoch:
       self.values_key()
     return local.checks_key
+
+  def dispatch_state(self) -> tuple[bool, bool, tuple]:
+    """(disable_jit, check_nans_or_infs, values_key()) in one look-up (jit's hot path)."""
+    local = self._local
+    if getattr(local, "key_epoch", -1) != self.epoch:
+      self.values_key()
+    return local.state
 
   def __repr__(self):
     return "Config(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._values) + ")"

@@ -132,6 +132,8 @@ class Executable:
       buffers = [*self.const_buffers, *buffers]
     outs = backend.execute(self.xla_executable, buffers, self._handlers[committed])
     device = self.device
+    if len(outs) == 1:  # no comprehension frame for the common case
+      return [Array(outs[0], self.out_avals[0], device, committed)]
     return [Array(b, a, device, committed) for b, a in zip(outs, self.out_avals)]
 
 

@@ -201,6 +201,8 @@ class Jitted:
     self._keep_unused = keep_unused
     self._device = device
     self._name = fun_name(fun)
+    self._has_statics = bool(self._static_argnums or self._static_argnames)
+    self._inline_fast = inline and not self._has_statics
     # As in JAX, caches belong to the function (and options), not to this
     # wrapper: `jit(f)(x)` twice with new wrappers traces once.
     options = (self._static_argnums, self._static_argnames, self._donate_argnums,
@@ -300,11 +302,22 @@ class Jitted:
       self._jaxpr_cache[key] = result
     return result
 
+  def _signature(self, leaves, dyn_args, dyn_kwargs):
+    """(avals, device, committed, buffers) of any arguments: host values are transferred."""
+    avals = self._avals(leaves, dyn_args, dyn_kwargs)
+    device, committed = dispatch.pick_device(leaves, self._name)
+    if self._device is not None:
+      device, committed = self._device, True
+    return avals, device, committed, [dispatch.to_buffer(x, device) for x in leaves]
+
   def _avals(self, leaves, dyn_args, dyn_kwargs):
     try:
       return tuple(x.aval if type(x) is Array else core.get_aval(x) for x in leaves)
     except (TypeError, OverflowError):
-      pass
+      self._raise_bad_argument(leaves, dyn_args, dyn_kwargs)
+
+  def _raise_bad_argument(self, leaves, dyn_args, dyn_kwargs):
+    """Raises JAX's TypeError naming the argument that is not an array type."""
     paths = [tree_util.keystr(p) for p, _ in
              tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))[0]]
     for x, path in zip(leaves, paths):
@@ -316,29 +329,47 @@ class Jitted:
   # -- calling ----------------------------------------------------------------
 
   def __call__(self, *args, **kwargs):
-    disabled, check_nans = config.dispatch_flags()
-    if disabled:
+    # The hot path: flatten, key, look up, execute. Keep it short and measured
+    # (bench/workloads.py, "jit dispatch").
+    disabled, check_nans, flags_key = config.dispatch_state()
+    if disabled or (self._inline_fast and core.trace_ctx.trace is not core.eval_trace):
+      # Inlined under a trace: the function's equations join the enclosing jaxpr.
       return self._fun(*args, **kwargs)
-    dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
-    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    if self._has_statics:
+      dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+    else:
+      dyn_args, dyn_kwargs, statics = args, kwargs, ()
+    leaves = []
+    root = tree_util.flatten_call_args(dyn_args, dyn_kwargs, leaves)
     if core.trace_ctx.trace is not core.eval_trace:
+      in_tree = tree_util.PyTreeDef(root, len(leaves))
       return self._bind(statics, dyn_args, dyn_kwargs, leaves, in_tree)
-    avals = self._avals(leaves, dyn_args, dyn_kwargs)
-    device, committed = dispatch.pick_device(leaves, self._name)
-    if self._device is not None:
-      device, committed = self._device, True
-    key = (in_tree, avals, statics, device, config.values_key())
+    if self._device is None:
+      # The common case in one loop: uncommitted Arrays on the default device.
+      device, committed = dispatch.default_device(), False
+      avals, buffers = [], []
+      for x in leaves:
+        if type(x) is not Array or x._committed or x._device is not device:
+          avals, device, committed, buffers = self._signature(leaves, dyn_args, dyn_kwargs)
+          break
+        avals.append(x.aval)
+        buffers.append(x._buf)
+    else:
+      avals, device, committed, buffers = self._signature(leaves, dyn_args, dyn_kwargs)
+    avals = tuple(avals)
+    # The bare tree node, not a PyTreeDef: tuples hash and compare at C speed.
+    key = (root, avals, statics, device, flags_key)
     entry = self._cache.get(key)
     if entry is None:
+      in_tree = tree_util.PyTreeDef(root, len(leaves))
       entry = self._cache[key] = self._compile(statics, dyn_args, dyn_kwargs, leaves,
                                                in_tree, avals, device)
-    buffers = [dispatch.to_buffer(x, device) for x in leaves]
     outs = entry.executable.run(buffers, committed)
     if entry.donate_mask is not None:
       _mark_donated(leaves, entry.donate_mask)
     if check_nans:
       dispatch.check_nans(self._name, outs)
-    return tree_util.tree_unflatten(entry.out_tree, outs)
+    return entry.out_tree.unflatten(outs)
 
   def _compile(self, statics, dyn_args, dyn_kwargs, leaves, in_tree, avals, device):
     closed, out_tree = self._trace(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals)

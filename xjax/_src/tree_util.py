@@ -34,6 +34,7 @@ class _Sentinel(enum.Enum):
 
 _LEAF, _NAMEDTUPLE, _NO_INITIALIZER = _Sentinel
 _NONE_NODE = (NoneType, None, ())
+_EMPTY_DICT_NODE = (dict, (), ())
 
 
 # ----------------------------------------------------------------------------- key paths
@@ -379,9 +380,15 @@ def _flatten(x, leaves):
   if kind is tuple or kind is list:
     nodes = []
     for c in x:
-      nodes.append(_flatten(c, leaves))
+      if _kinds.get(type(c)) is _LEAF:  # leaves inline: saves a call per leaf
+        leaves.append(c)
+        nodes.append(_LEAF)
+      else:
+        nodes.append(_flatten(c, leaves))
     return (kind, None, tuple(nodes))
   if kind is dict:
+    if not x:
+      return _EMPTY_DICT_NODE
     keys = _sorted_keys(x)
     nodes = []
     for k in keys:
@@ -437,6 +444,16 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
   else:
     root = _flatten_general(tree, leaves, is_leaf, None)
   return leaves, PyTreeDef(root, len(leaves))
+
+
+def flatten_call_args(args: tuple, kwargs: dict, leaves: list):
+  """Appends the leaves of ``(args, kwargs)`` to ``leaves``; returns its bare structure node.
+
+  jit's hot path: the node is a nested tuple (C-speed hash and ``==``, usable
+  as a cache key) that ``PyTreeDef(node, len(leaves))`` wraps.
+  """
+  args_node = _flatten(args, leaves)
+  return (tuple, None, (args_node, _flatten(kwargs, leaves) if kwargs else _EMPTY_DICT_NODE))
 
 
 def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):

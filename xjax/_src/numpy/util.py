@@ -29,10 +29,12 @@ _SCALAR_TYPES = (int, float, complex, bool, np.generic)
 # Argument checks
 
 
+_ARRAYLIKE_TYPES = (Array, core.Tracer, np.ndarray, *_SCALAR_TYPES)
+
+
 def is_arraylike(x) -> bool:
   """True for the values jnp functions accept as arrays (not lists or tuples)."""
-  return (isinstance(x, (Array, core.Tracer, np.ndarray) + _SCALAR_TYPES)
-          or hasattr(x, "__jax_array__"))
+  return isinstance(x, _ARRAYLIKE_TYPES) or hasattr(x, "__jax_array__")
 
 
 def check_arraylike(fun_name: str, *args) -> None:
@@ -235,6 +237,8 @@ def promote_shapes(fun_name: str, *args):
 
 def check_shapes_broadcast(fun_name: str, *args) -> None:
   shapes = [shape(a) for a in args]
+  if all(not s or s == shapes[0] for s in shapes) or all(not s for s in shapes[1:]):
+    return  # equal shapes and scalars always broadcast (the common case, kept fast)
   try:
     np.broadcast_shapes(*shapes)
   except ValueError:

@@ -261,19 +261,52 @@ def _scan_partial_eval(trace, args, unknowns, *, reverse, length, jaxpr, num_con
   uks = const_uk + carry_uk + xs_uk
   params = dict(reverse=reverse, length=length, unroll=unroll)
   known_args = [a for a, u in zip(args, uks) if not u]
+  n_known_out = len(known.out_avals) - num_res
+  n_kconsts, n_kcarry = num_consts - sum(const_uk), num_carry - sum(carry_uk)
+  # Residuals are per iteration: extra stacked outputs of the known scan, except
+  # those that merely forward a loop-invariant value (a known const) or the
+  # current element of a known xs, which the unknown scan reads directly (as JAX
+  # forwards them), instead of a stacked copy per iteration.
+  forwarded = _forwarded_residuals(known, n_known_out, known_args, n_kconsts, n_kcarry)
+  stacked = [f is None for f in forwarded]
+  known = core.ClosedJaxpr(known.jaxpr.replace(outvars=[
+      *known.jaxpr.outvars[:n_known_out],
+      *(v for v, s in zip(known.jaxpr.outvars[n_known_out:], stacked) if s)]), known.consts)
   with core.set_current_trace(trace.parent_trace):
-    # Residuals are per iteration: extra stacked outputs of the known scan.
-    known_outs = scan_p.bind(*known_args, jaxpr=known, num_consts=num_consts - sum(const_uk),
-                             num_carry=num_carry - sum(carry_uk), **params)
-  n_known_out = len(known_outs) - num_res
-  residuals = known_outs[n_known_out:]
-  # The unknown scan reads the residuals as xs: move their binders last.
-  unknown = common.move_binders_to_back(
-      unknown, [True] * num_res + [False] * (len(unknown.in_avals) - num_res))
+    known_outs = scan_p.bind(*known_args, jaxpr=known, num_consts=n_kconsts,
+                             num_carry=n_kcarry, **params)
+  stacked_res = iter(known_outs[n_known_out:])
+  residuals = [next(stacked_res) if f is None else f[1] for f in forwarded]
+  is_const = [f is not None and f[0] == "const" for f in forwarded]
+  # The unknown scan reads loop-invariant residuals as consts (first) and the
+  # others as xs (last).
+  res_vars, rest = unknown.jaxpr.invars[:num_res], unknown.jaxpr.invars[num_res:]
+  const_vars, x_vars = common.partition_list(is_const, res_vars)[::-1]
+  unknown = core.ClosedJaxpr(unknown.jaxpr.replace(invars=[*const_vars, *rest, *x_vars]),
+                             unknown.consts)
+  const_res, x_res = common.partition_list(is_const, residuals)[::-1]
   unknown_args = [a for a, u in zip(args, uks) if u]
-  unknown_outs = trace.stage(scan_p, [*unknown_args, *residuals], dict(
-      jaxpr=unknown, num_consts=sum(const_uk), num_carry=sum(carry_uk), **params))
+  unknown_outs = trace.stage(scan_p, [*const_res, *unknown_args, *x_res], dict(
+      jaxpr=unknown, num_consts=len(const_res) + sum(const_uk), num_carry=sum(carry_uk),
+      **params))
   return common.merge_lists(out_uk, known_outs[:n_known_out], unknown_outs)
+
+
+def _forwarded_residuals(known, n_known_out, known_args, n_consts, n_carry):
+  """Per residual of the known scan body: ("const", value) if it is a known const
+  (or a constant the body closes over), ("xs", stacked value) if it is a known
+  xs element, None if it is computed per iteration and must be stacked."""
+  jaxpr = known.jaxpr
+  sources = {}
+  for v, c in zip(jaxpr.constvars, known.consts):
+    sources[v] = ("const", c)
+  for i, v in enumerate(jaxpr.invars):
+    if i < n_consts:
+      sources[v] = ("const", known_args[i])
+    elif i >= n_consts + n_carry:
+      sources[v] = ("xs", known_args[i])
+  return [sources.get(v) if type(v) is core.Var else None
+          for v in jaxpr.outvars[n_known_out:]]
 
 
 def _zeros(aval):
