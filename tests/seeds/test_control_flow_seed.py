@@ -27,7 +27,10 @@ def func11(arr, extra):
 def test_scan_iterator_example():
   text = str(make_jaxpr(func11)(jnp.arange(16), 5.))
   assert "scan[" in text and "length=16" in text and "num_consts=1" in text
-  with pytest.raises(TypeError):  # "throws error": an iterator is not an array
+  # "throws error": an iterator is not an array (JAX 0.10.2's message).
+  with pytest.raises(TypeError, match="Error interpreting argument to .* as an abstract array. "
+                     "The problematic value is of type <class 'range_iterator'> and was passed "
+                     "to the function at path arr"):
     make_jaxpr(func11)(iter(range(16)), 5.)
 
 

@@ -11,8 +11,8 @@ from xjax._src import core
 from xjax._src import dispatch
 from xjax._src import dtypes
 from xjax._src import tree_util
-from xjax._src.api_util import (check_callable, debug_info, flatten_fun, fun_signature,
-                                infer_argnums_and_argnames)
+from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
+                                fun_signature, infer_argnums_and_argnames, shaped_abstractify)
 from xjax._src.array import Array
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
@@ -89,7 +89,13 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape: bool = False
       return fun(*full, **kw)
 
     leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
-    avals = [_abstractify(x) for x in leaves]
+    try:
+      avals = [_abstractify(x) for x in leaves]
+    except TypeError:  # JAX's message, naming the argument
+      sig = fun_signature(fun)
+      for x, (path, _) in zip(leaves, tree_util.tree_flatten_with_path((dyn_args, kwargs))[0]):
+        shaped_abstractify(x, fun, arg_path_name(sig, tree_util.keystr(path)))
+      raise
     flat_fun, out_tree = flatten_fun(with_statics, in_tree)
     info = debug_info("jit", fun, args, kwargs, tuple(statics), ())
     with contextlib.ExitStack() as stack:

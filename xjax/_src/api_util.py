@@ -192,5 +192,26 @@ def shaped_abstractify(x, fun=None, path: str = "") -> core.ShapedArray:
       "or static_argnames parameters of jax.jit.")
 
 
+def arg_path_name(sig, path: str) -> str:
+  """An argument's name as JAX prints it, from its key path in ``(args, kwargs)`` (``[0][1]['a']``)."""
+  if sig is None:
+    return path
+  names = list(sig.parameters)
+  if path.startswith("[0]["):
+    rest = path[4:]
+    idx = rest.split("]", 1)
+    try:
+      i = int(idx[0])
+      base = names[i] if i < len(names) else f"args[{i}]"
+      return base + (idx[1] if len(idx) > 1 else "")
+    except ValueError:
+      return path
+  if path.startswith("[1]['"):
+    rest = path[5:]
+    name, _, tail = rest.partition("']")
+    return name + tail
+  return path
+
+
 def argnums_partial(args: Sequence, dyn_argnums) -> tuple:
   return tuple(args[i] for i in dyn_argnums)

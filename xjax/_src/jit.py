@@ -19,8 +19,8 @@ from xjax._src import core
 from xjax._src import dispatch
 from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
-from xjax._src.api_util import (check_callable, debug_info, flatten_fun, fun_name,
-                                fun_signature, infer_argnums_and_argnames,
+from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
+                                fun_name, fun_signature, infer_argnums_and_argnames,
                                 shaped_abstractify, validate_argnums)
 from xjax._src.array import Array
 from xjax._src.config import config
@@ -323,7 +323,7 @@ class Jitted:
     for x, path in zip(leaves, paths):
       if isinstance(x, core.Tracer):
         continue
-      shaped_abstractify(x, self._fun, _path_name(self._sig, path))
+      shaped_abstractify(x, self._fun, arg_path_name(self._sig, path))
     raise AssertionError("internal: unreachable")
 
   # -- calling ----------------------------------------------------------------
@@ -439,27 +439,6 @@ class Jitted:
 
   def _cache_size(self) -> int:
     return len(self._cache)
-
-
-def _path_name(sig, path: str) -> str:
-  # path looks like "[0][0]['a']" for (args, kwargs); name the argument as JAX does.
-  if sig is None:
-    return path
-  names = list(sig.parameters)
-  if path.startswith("[0]["):
-    rest = path[4:]
-    idx = rest.split("]", 1)
-    try:
-      i = int(idx[0])
-      base = names[i] if i < len(names) else f"args[{i}]"
-      return base + (idx[1] if len(idx) > 1 else "")
-    except ValueError:
-      return path
-  if path.startswith("[1]['"):
-    rest = path[5:]
-    name, _, tail = rest.partition("']")
-    return name + tail
-  return path
 
 
 class Traced:
