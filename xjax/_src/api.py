@@ -310,6 +310,20 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
   return result
 
 
+def _linearize_tree(fun, primals, has_aux: bool):
+  """Linearizes `fun` at the pytree `primals`: the shared part of `linearize` and `vjp`.
+
+  Returns ``(leaves, in_tree, outs, linear, n_out, stores)``: the flat primals,
+  the flat outputs (aux leaves after the first `n_out`), the linear jaxpr, and
+  the stores holding ``out_tree`` (and ``aux_tree``).
+  """
+  check_callable(fun)
+  leaves, in_tree = tree_util.tree_flatten(primals)
+  flat_fun, stores = _flatten_fun_aux(fun, in_tree, has_aux)
+  outs, linear = ad.linearize_flat(flat_fun, leaves)
+  return leaves, in_tree, outs, linear, stores.get("n_out", len(outs)), stores
+
+
 def linearize(fun, *primals, has_aux: bool = False):
   """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the linear map at primals.
 
@@ -317,11 +331,7 @@ def linearize(fun, *primals, has_aux: bool = False):
 
   Mirrors `jax.linearize`.
   """
-  check_callable(fun)
-  leaves, in_tree = tree_util.tree_flatten(primals)
-  flat_fun, stores = _flatten_fun_aux(fun, in_tree, has_aux)
-  outs, linear = ad.linearize_flat(flat_fun, leaves)
-  n = stores.get("n_out", len(outs))
+  leaves, in_tree, outs, linear, n, stores = _linearize_tree(fun, primals, has_aux)
   out_tree = stores["out_tree"]
   in_avals = [core.get_aval(x).to_tangent_aval() for x in leaves]
 
@@ -360,11 +370,7 @@ def vjp(fun, *primals, has_aux: bool = False):
 
   Mirrors `jax.vjp`.
   """
-  check_callable(fun)
-  leaves, in_tree = tree_util.tree_flatten(primals)
-  flat_fun, stores = _flatten_fun_aux(fun, in_tree, has_aux)
-  outs, linear = ad.linearize_flat(flat_fun, leaves)
-  n = stores.get("n_out", len(outs))
+  leaves, in_tree, outs, linear, n, stores = _linearize_tree(fun, primals, has_aux)
   out_tree = stores["out_tree"]
   out_avals = [core.get_aval(o) for o in outs[:n]]
   in_avals = [core.get_aval(x).to_tangent_aval() for x in leaves]

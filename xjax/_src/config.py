@@ -164,20 +164,13 @@ class Config:
            self.jax_numpy_rank_promotion, self.jax_numpy_dtype_promotion,
            self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs)
     local.key = key
-    local.checks_key = (self.jax_disable_jit, self.jax_debug_nans or self.jax_debug_infs)
-    local.state = (*local.checks_key, key)
+    local.state = (self.jax_disable_jit, self.jax_debug_nans or self.jax_debug_infs, key)
     local.key_epoch = self.epoch
     return key
 
-  def dispatch_flags(self) -> tuple[bool, bool]:
-    """(disable_jit, check_nans_or_infs), cached like `values_key`."""
-    local = self._local
-    if getattr(local, "key_epoch", -1) != self.epoch:
-      self.values_key()
-    return local.checks_key
-
   def dispatch_state(self) -> tuple[bool, bool, tuple]:
-    """(disable_jit, check_nans_or_infs, values_key()) in one look-up (jit's hot path)."""
+    """(disable_jit, check_nans_or_infs, values_key()) in one look-up, cached like
+    `values_key` (the hot path of eager and jit dispatch)."""
     local = self._local
     if getattr(local, "key_epoch", -1) != self.epoch:
       self.values_key()

@@ -66,6 +66,25 @@ def _trace_fun(fun, in_tree, avals):
   return jaxpr, consts, out_tree.val
 
 
+def _trace_call(custom, args, kwargs):
+  """The shared prologue of a custom_jvp/custom_vjp call.
+
+  Splits the arguments into the nondiff ones and the differentiated pytree,
+  and traces the primal function of the latter. Returns ``(nondiff, diff,
+  leaves, in_tree, jaxpr, consts, out_tree)``.
+  """
+  args = _resolve_kwargs(custom.fun, args, kwargs)
+  nums = custom.nondiff_argnums
+  nondiff, diff = _split_nondiff(args, nums)
+
+  def fun(*diff_args):
+    return custom.fun(*_merge(nums, nondiff, diff_args))
+
+  leaves, in_tree = tree_util.tree_flatten(diff)
+  jaxpr, consts, out_tree = _trace_fun(fun, in_tree, [core.get_aval(x) for x in leaves])
+  return nondiff, diff, leaves, in_tree, jaxpr, consts, out_tree
+
+
 def _eval_call(*args, call_jaxpr, **_):
   from xjax._src.jit import jit_p
   return jit_p.impl(*args, jaxpr=call_jaxpr, name="custom_call", donated_invars=(),
@@ -207,15 +226,7 @@ class custom_jvp:
     name = fun_name(self.fun)
     if self.jvp is None:
       raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
-    args = _resolve_kwargs(self.fun, args, kwargs)
-    nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
-    nums = self.nondiff_argnums
-
-    def fun(*diff_args):
-      return self.fun(*_merge(nums, nondiff, diff_args))
-
-    leaves, in_tree = tree_util.tree_flatten(diff)
-    jaxpr, consts, out_tree = _trace_fun(fun, in_tree, [core.get_aval(x) for x in leaves])
+    nondiff, diff, leaves, in_tree, jaxpr, consts, out_tree = _trace_call(self, args, kwargs)
     user_jvp = self.jvp
 
     def jvp_flat(*primals_and_tangents):
@@ -371,16 +382,9 @@ class custom_vjp:
     name = fun_name(self.fun)
     if self.fwd is None:
       raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
-    args = _resolve_kwargs(self.fun, args, kwargs)
-    nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+    nondiff, diff, leaves, in_tree, jaxpr, consts, out_tree = _trace_call(self, args, kwargs)
     nums = self.nondiff_argnums
-
-    def fun(*diff_args):
-      return self.fun(*_merge(nums, nondiff, diff_args))
-
-    leaves, in_tree = tree_util.tree_flatten(diff)
     in_avals = [core.get_aval(x).to_tangent_aval() for x in leaves]
-    jaxpr, consts, out_tree = _trace_fun(fun, in_tree, [core.get_aval(x) for x in leaves])
     user_fwd, user_bwd = self.fwd, self.bwd
     res_trees = []
 

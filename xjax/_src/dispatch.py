@@ -172,7 +172,7 @@ def apply_primitive(prim: core.Primitive, args, params):
     exe = _primitive_cache[key] = compile_jaxpr(
         _one_eqn_jaxpr(prim, avals, params), device, prim.name)
   outs = exe.run([to_buffer(a, device) for a in args], committed)
-  if config.dispatch_flags()[1]:
+  if config.dispatch_state()[1]:
     check_nans(prim.name, outs)
   return outs if prim.multiple_results else outs[0]
 

@@ -148,12 +148,10 @@ class BatchTrace(core.Trace):
     return x if bdim is not_mapped else BatchTracer(self, x, bdim, source_info.current())
 
 
-def batch_flat(fun, axis_data: AxisData, args, in_dims, out_dims_dest, tag=None):
-  """Runs flat `fun` batched: `args[i]` is mapped along `in_dims[i]` (or None).
+def _run_batched(fun, axis_data: AxisData, args, in_dims, tag=None):
+  """Runs flat `fun` under a new batch trace, `args[i]` mapped along `in_dims[i]` (or None).
 
-  `out_dims_dest` is a list (one dest per output: an int axis or None) or a
-  function of the number of outputs returning one. Returns the outputs with
-  their batch axes moved to (or broadcast at) the destinations.
+  Returns the outputs' ``(values, batch dims)``, the dims as the rules left them.
   """
   trace = BatchTrace(core.current_trace(), axis_data, tag)
   tracers = [x if d is not_mapped else BatchTracer(trace, x, d) for x, d in zip(args, in_dims)]
@@ -163,6 +161,17 @@ def batch_flat(fun, axis_data: AxisData, args, in_dims, out_dims_dest, tag=None)
     finally:
       trace.invalidate()
   vals, dims = zip(*map(trace.to_batch_info, outs)) if outs else ((), ())
+  return vals, dims
+
+
+def batch_flat(fun, axis_data: AxisData, args, in_dims, out_dims_dest, tag=None):
+  """Runs flat `fun` batched: `args[i]` is mapped along `in_dims[i]` (or None).
+
+  `out_dims_dest` is a list (one dest per output: an int axis or None) or a
+  function of the number of outputs returning one. Returns the outputs with
+  their batch axes moved to (or broadcast at) the destinations.
+  """
+  vals, dims = _run_batched(fun, axis_data, args, in_dims, tag)
   dests = out_dims_dest(len(vals)) if callable(out_dims_dest) else out_dims_dest
   return [matchaxis(axis_data, d, dest, v, i) for i, (v, d, dest)
           in enumerate(zip(vals, dims, dests, strict=True))]
@@ -219,30 +228,16 @@ def batch_jaxpr(closed: core.ClosedJaxpr, axis_data: AxisData, in_batched, insta
 
 @functools.lru_cache(maxsize=4096)
 def _batch_jaxpr(closed, axis_data, in_batched, instantiate):
-  in_avals = [a.update(shape=(axis_data.size, *a.shape)) if b else a
-              for a, b in zip(closed.in_avals, in_batched)]
+  in_dims = tuple(0 if b else not_mapped for b in in_batched)
   out_batched = []
 
   def fun(*args):
-    trace = BatchTrace(core.current_trace(), axis_data)
-    tracers = [BatchTracer(trace, x, 0) if b else x for x, b in zip(args, in_batched)]
-    with core.set_current_trace(trace), core.extend_axis_env(axis_data.name, axis_data.size):
-      try:
-        outs = core.jaxpr_as_fun(closed)(*tracers)
-      finally:
-        trace.invalidate()
-    results = []
-    for x, inst in zip(outs, instantiate):
-      val, dim = trace.to_batch_info(x)
-      if dim is not_mapped and not inst:
-        out_batched.append(False)
-        results.append(val)
-      else:
-        out_batched.append(True)
-        results.append(bdim_at_front(val, dim, axis_data.size))
-    return results
+    vals, dims = _run_batched(core.jaxpr_as_fun(closed), axis_data, args, in_dims)
+    out_batched.extend(d is not not_mapped or inst for d, inst in zip(dims, instantiate))
+    return [bdim_at_front(v, d, axis_data.size) if b else v
+            for v, d, b in zip(vals, dims, out_batched)]
 
-  batched = pe.trace_to_jaxpr(fun, in_avals)
+  batched = pe.trace_to_jaxpr(fun, _batched_avals(closed, axis_data, in_dims))
   return batched, tuple(out_batched)
 
 
@@ -254,24 +249,20 @@ def batch_jaxpr_axes(closed: core.ClosedJaxpr, axis_data: AxisData, in_dims: tup
   Returns ``(batched ClosedJaxpr, out_dims)``. Used by jit, whose inner jaxpr
   sees the batch axes where the caller has them, as in JAX.
   """
-  in_avals = [a if d is None else a.update(shape=a.shape[:d] + (axis_data.size,) + a.shape[d:])
-              for a, d in zip(closed.in_avals, in_dims)]
   out_dims = []
 
   def fun(*args):
-    trace = BatchTrace(core.current_trace(), axis_data)
-    tracers = [x if d is None else BatchTracer(trace, x, d) for x, d in zip(args, in_dims)]
-    with core.set_current_trace(trace), core.extend_axis_env(axis_data.name, axis_data.size):
-      try:
-        outs = core.jaxpr_as_fun(closed)(*tracers)
-      finally:
-        trace.invalidate()
-    vals, dims = zip(*map(trace.to_batch_info, outs)) if outs else ((), ())
+    vals, dims = _run_batched(core.jaxpr_as_fun(closed), axis_data, args, in_dims)
     out_dims.extend(dims)
     return list(vals)
 
-  batched = pe.trace_to_jaxpr(fun, in_avals)
+  batched = pe.trace_to_jaxpr(fun, _batched_avals(closed, axis_data, in_dims))
   return batched, tuple(out_dims)
+
+
+def _batched_avals(closed, axis_data, in_dims):
+  return [a if d is not_mapped else a.update(shape=a.shape[:d] + (axis_data.size,) + a.shape[d:])
+          for a, d in zip(closed.in_avals, in_dims)]
 
 
 # ----------------------------------------------------------------------------

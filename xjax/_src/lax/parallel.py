@@ -143,6 +143,8 @@ def _allreduce(prim, x, axis_name, axis_index_groups):
   if core.current_trace() is core.eval_trace:  # JAX's eager message is the short one
     for name in names:
       core.axis_size(name)
+  # Under vmap no abstract eval may run before a batch rule passes the collective
+  # on to an eager parent, so the names are checked here, with JAX's traced message.
   _check_bound(names, prim.name)
   outs = prim.bind(*leaves, axes=names, axis_index_groups=None)
   return tree_util.tree_unflatten(treedef, outs)
