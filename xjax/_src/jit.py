@@ -181,11 +181,21 @@ class Jitted:
 
   Returned by `xjax.jit`; call it like the function it wraps. `lower(*args)`
   gives the StableHLO text, `trace(*args)` the jaxpr.
+
+  Its own state lives in slots, so `functools.wraps(jitted)(g)` (which every
+  transformation does) copies only the wrapped function's attributes
+  (`__name__`, `__doc__`, `__wrapped__`, ...) onto `g`, never this object's
+  function or caches, which a later `jit(g)` would pick up (issue 12).
   """
+  __slots__ = ("_fun", "_sig", "_static_argnums", "_static_argnames", "_donate_argnums",
+               "_donate_argnames", "_inline", "_keep_unused", "_device", "_name",
+               "_has_statics", "_inline_fast", "_cache", "_jaxpr_cache", "_converted",
+               "__dict__", "__weakref__")
 
   def __init__(self, fun, static_argnums, static_argnames, donate_argnums,
                donate_argnames, inline, keep_unused, device):
     check_callable(fun)
+    functools.update_wrapper(self, fun)
     self._fun = fun
     self._sig = sig = fun_signature(fun)
     self._static_argnums, self._static_argnames = infer_argnums_and_argnames(
@@ -208,7 +218,6 @@ class Jitted:
     options = (self._static_argnums, self._static_argnames, self._donate_argnums,
                self._donate_argnames, inline, keep_unused, device)
     self._cache, self._jaxpr_cache, self._converted = _caches_for(fun, options)
-    functools.update_wrapper(self, fun)
 
   def __get__(self, obj, objtype=None):
     if obj is None:
