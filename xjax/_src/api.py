@@ -13,7 +13,7 @@ from xjax._src import dtypes
 from xjax._src import tree_util
 from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
                                 fun_signature, infer_argnums_and_argnames, shaped_abstractify)
-from xjax._src.array import Array
+from xjax._src.array import Array, SingleDeviceSharding
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 
@@ -181,23 +181,56 @@ def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None
 
   Args:
     x: a pytree of arrays or scalars.
-    device: a Device, or a sharding with a `.device`; None places leaves,
-      uncommitted, on the default device.
+    device: None, a Device, or a single-device sharding; or a pytree prefix of
+      `x` of these. None places leaves, uncommitted, on the default device.
+    src: accepted for JAX's signature; the source placement is read off `x`.
+    donate: a leaf copied to another device gives up its buffer (it is deleted).
+    may_alias: False forces a copy even where the leaf is already in place.
 
   Returns:
     A pytree of Arrays like `x`.
 
+  Raises:
+    ValueError: `device` is not a device, sharding or None, or is a pytree that
+      is not a prefix of `x`.
+
   Mirrors `jax.device_put`.
   """
-  target = getattr(device, "device", device) if not hasattr(device, "platform") else device
   leaves, tree = tree_util.tree_flatten(x)
+  if device is None or backend.is_device(device) or isinstance(device, SingleDeviceSharding):
+    targets = [_placement_device(device)] * len(leaves)
+  else:
+    errors_ = tree_util.prefix_errors(device, x, is_leaf=lambda v: v is None)
+    if errors_:
+      raise ValueError("device_put device specification must be a tree prefix of the "
+                       "corresponding value; " + str(errors_[0]("device_put device")))
+    targets = [_placement_device(d) for d in
+               tree_util.broadcast_prefix(device, x, is_leaf=lambda v: v is None)]
   out = []
-  for leaf in leaves:
+  for leaf, target in zip(leaves, targets):
     if isinstance(leaf, core.Tracer):
       out.append(leaf)
-    else:
-      out.append(dispatch.device_put_value(leaf, target))
+      continue
+    placed = dispatch.device_put_value(leaf, target)
+    if placed is leaf and may_alias is False:
+      placed = dispatch.device_put_value(np.asarray(leaf), target, weak_type=leaf.weak_type,
+                                         committed=leaf.committed)
+    elif placed is not leaf and donate and type(leaf) is Array and placed._buf is not leaf._buf:
+      leaf.delete()
+    out.append(placed)
   return tree_util.tree_unflatten(tree, out)
+
+
+def _placement_device(device):
+  """The device of a device_put target (None, a Device or a sharding)."""
+  if device is None or backend.is_device(device):
+    return device
+  if isinstance(device, SingleDeviceSharding):
+    return device.device
+  raise ValueError(
+      "`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, `jax.Device`, "
+      "`Format`, `jax.memory.Space` or a pytree of these values. Received invalid "
+      f"value: {device}")
 
 
 def device_get(x):
@@ -405,17 +438,17 @@ def vjp(fun, *primals, has_aux: bool = False):
   return out, vjp_fun
 
 
-def _check_input_dtype_grad(holomorphic: bool, allow_int: bool, x):
+def _check_input_dtype_grad(holomorphic: bool, allow_int: bool, x, name: str = "grad"):
   dtype = core.get_aval(x).dtype
   if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
-    raise TypeError("grad with holomorphic=True requires inputs with complex dtype, "
+    raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
                     f"but got {dtype.name}.")
   if (dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_) and not allow_int:
-    raise TypeError("grad requires real- or complex-valued inputs (input dtype that is a "
+    raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a "
                     f"sub-dtype of np.inexact), but got {dtype.name}. If you want to use "
                     "Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
   if not dtypes.issubdtype(dtype, np.inexact) and not (allow_int or dtype == dtypes.float0):
-    raise TypeError(f"grad requires numerical-valued inputs, but got {dtype.name}.")
+    raise TypeError(f"{name} requires numerical-valued inputs, but got {dtype.name}.")
 
 
 def _check_scalar_output(x, holomorphic: bool):
@@ -426,18 +459,22 @@ def _check_scalar_output(x, holomorphic: bool):
   if aval.shape != ():
     raise TypeError("Gradient only defined for scalar-output functions. Output had shape: "
                     f"{aval.shape}.")
-  dtype = aval.dtype
+  check_output_dtype_rev(aval.dtype, holomorphic, "grad")
+
+
+def check_output_dtype_rev(dtype, holomorphic: bool, name: str):
+  """JAX's errors for an output reverse mode (grad, jacrev) cannot differentiate."""
   if holomorphic:
     if not dtypes.issubdtype(dtype, np.complexfloating):
-      raise TypeError("grad with holomorphic=True requires outputs with complex dtype, "
+      raise TypeError(f"{name} with holomorphic=True requires outputs with complex dtype, "
                       f"but got {dtype.name}.")
   elif dtypes.issubdtype(dtype, np.complexfloating):
-    raise TypeError("grad requires real-valued outputs (output dtype that is a sub-dtype of "
+    raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
                     f"np.floating), but got {dtype.name}. For holomorphic differentiation, pass "
                     "holomorphic=True. For differentiation of non-holomorphic functions "
                     "involving complex outputs, use jax.vjp directly.")
   elif not dtypes.issubdtype(dtype, np.floating):
-    raise TypeError("grad requires real-valued outputs (output dtype that is a sub-dtype of "
+    raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
                     f"np.floating), but got {dtype.name}. For differentiation of functions "
                     "with integer outputs, use jax.vjp directly.")
 

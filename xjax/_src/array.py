@@ -78,8 +78,8 @@ class Array:
     return self._npy
 
   def _check_alive(self):
-    if backend.is_deleted(self._buf):
-      raise RuntimeError("Array has been deleted.")
+    if self.is_deleted():
+      raise deleted_array_error(self.aval)
 
   def __array__(self, dtype=None, copy=None):
     value = self._value
@@ -99,11 +99,8 @@ class Array:
 
   def block_until_ready(self) -> Array:
     """Waits until the computation producing this array has finished; returns self."""
-    try:
-      backend.block_until_ready(self._buf)
-    except backend.runtime_error_class():
-      self._check_alive()  # our message for a deleted array
-      raise
+    self._check_alive()
+    backend.block_until_ready(self._buf)
     return self
 
   def copy_to_host_async(self) -> None:
@@ -112,14 +109,20 @@ class Array:
       backend.copy_to_host_async(self._buf)
 
   def is_ready(self) -> bool:
+    self._check_alive()
     return self._buf.is_ready()
 
   def delete(self) -> None:
-    backend.delete(self._buf)
+    """Frees the device buffer; later uses raise RuntimeError (mirrors `jax.Array.delete`)."""
+    if self._buf is not None:
+      backend.delete(self._buf)
+    # None, not the deleted buffer: an execution given it fails on the argument's
+    # type before XLA sees it (see `dispatch.Executable.run`).
+    self._buf = None
     self._npy = None
 
   def is_deleted(self) -> bool:
-    return backend.is_deleted(self._buf)
+    return self._buf is None or backend.is_deleted(self._buf)
 
   def item(self, *args):
     return self._value.item(*args)
@@ -199,6 +202,10 @@ class Array:
     if last_line + len(dtype_str) + 1 > width:
       sep = "\n" + " " * len(prefix)
     return f"{prefix}{body},{sep}{dtype_str}"
+
+
+def deleted_array_error(aval) -> RuntimeError:
+  return RuntimeError(f"Array has been deleted with shape={aval.str_short()}.")
 
 
 def _reconstruct(value, weak_type):

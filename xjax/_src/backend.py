@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import threading
 
 import numpy as np
 
@@ -34,9 +35,31 @@ def _cpu_device_count() -> int | None:
   return int(match.group(1)) if match else None
 
 
-@functools.cache
+_client = None
+_client_lock = threading.Lock()
+
+
 def client():
-  """The PJRT client, created on first use (honours JAX_PLATFORMS)."""
+  """The PJRT client, created once on first use (honours JAX_PLATFORMS).
+
+  Made under a lock: two threads making their first calls at once must not
+  each make a client, or buffers of one reach executables of the other
+  ("Buffer ... is on device cpu:0, but replica is assigned to device cpu:0").
+  """
+  global _client
+  if _client is None:
+    with _client_lock:
+      if _client is None:
+        _client = _make_client()
+  return _client
+
+
+def _make_client():
+  # jaxlib records a Python traceback with every execution while its traceback
+  # collection is on (the default), and outside JAX's own runtime set-up those
+  # records are never released: ~60 bytes held per call, forever. xjax reads
+  # no jaxlib tracebacks, so collection is off (issue 12: no per-call growth).
+  _jax.set_tracebacks_enabled(False)
   requested = _requested_platforms()
   if requested and not any(p in _SUPPORTED_PLATFORMS for p in requested):
     raise RuntimeError(
@@ -51,6 +74,10 @@ def client():
 
 def devices() -> list:
   return list(client().devices())
+
+
+def is_device(x) -> bool:
+  return isinstance(x, _jax.Device)
 
 
 def platform() -> str:

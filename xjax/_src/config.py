@@ -80,6 +80,10 @@ class Config:
     object.__setattr__(self, "_values", {f.name: f.initial_value() for f in _FLAGS})
     object.__setattr__(self, "_local", threading.local())
     object.__setattr__(self, "_listeners", [])
+    # Changes (global or thread-local) are read-modify-writes of the shared
+    # epoch and override count: one at a time, or a thread could read another
+    # thread's override, or a cache keyed on the epoch could miss a change.
+    object.__setattr__(self, "_lock", threading.RLock())
     # Bumped on every change, so caches can key on one int.
     object.__setattr__(self, "epoch", 0)
     # While no thread has an override active, the values also live in the
@@ -118,9 +122,10 @@ class Config:
         value = bool(value)
       else:
         raise TypeError(f"config option {name} takes a bool, got {type(value).__name__}")
-    self._values[name] = value
-    self._sync_fast_attributes()
-    self._changed()
+    with self._lock:
+      self._values[name] = value
+      self._sync_fast_attributes()
+      self._changed()
 
   def _changed(self):
     object.__setattr__(self, "epoch", self.epoch + 1)
@@ -137,20 +142,22 @@ class Config:
       overrides = self._local.overrides = {}
     missing = object()
     old = overrides.get(name, missing)
-    overrides[name] = value
-    object.__setattr__(self, "_active_overrides", self._active_overrides + 1)
-    self._sync_fast_attributes()
-    self._changed()
+    with self._lock:
+      overrides[name] = value
+      object.__setattr__(self, "_active_overrides", self._active_overrides + 1)
+      self._sync_fast_attributes()
+      self._changed()
     try:
       yield
     finally:
-      if old is missing:
-        del overrides[name]
-      else:
-        overrides[name] = old
-      object.__setattr__(self, "_active_overrides", self._active_overrides - 1)
-      self._sync_fast_attributes()
-      self._changed()
+      with self._lock:
+        if old is missing:
+          del overrides[name]
+        else:
+          overrides[name] = old
+        object.__setattr__(self, "_active_overrides", self._active_overrides - 1)
+        self._sync_fast_attributes()
+        self._changed()
 
   def values_key(self) -> tuple:
     """The flags that change what a traced program computes, for cache keys.
@@ -158,14 +165,15 @@ class Config:
     Cached per thread until any flag changes (the hot path of every jit call).
     """
     local = self._local
-    if getattr(local, "key_epoch", -1) == self.epoch:
+    epoch = self.epoch  # read first: a change while the key is built makes it stale
+    if getattr(local, "key_epoch", -1) == epoch:
       return local.key
     key = (self.jax_enable_x64, self.jax_default_matmul_precision,
            self.jax_numpy_rank_promotion, self.jax_numpy_dtype_promotion,
            self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs)
     local.key = key
     local.state = (self.jax_disable_jit, self.jax_debug_nans or self.jax_debug_infs, key)
-    local.key_epoch = self.epoch
+    local.key_epoch = epoch
     return key
 
   def dispatch_state(self) -> tuple[bool, bool, tuple]:

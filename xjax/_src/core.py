@@ -201,6 +201,7 @@ class Primitive:
     self.transpose = None       # (cts, *args, **params) -> cotangents of the args
     self.batch = None           # (axis_data, args, dims, **params) -> (out, out_dim)
     self.lowering = None        # (ctx, *operands, **params) -> result values
+    self.partial_eval = None    # (trace, args, unknowns, **params) -> outs; None: staged whole
     self.pp_params = None       # params -> params as printed in jaxprs
     self.pp_eqn = None          # (eqn, PpContext) -> Doc, for a fully custom print rule
     self.is_effectful = False
@@ -234,6 +235,10 @@ class Primitive:
 
   def def_lowering(self, fn):
     self.lowering = fn
+    return fn
+
+  def def_partial_eval(self, fn):
+    self.partial_eval = fn
     return fn
 
   def def_pp_params(self, fn):
@@ -455,6 +460,19 @@ class Tracer:
       raise errors.ConcretizationTypeError(
           self, _conversion_context("complex"))
     return complex(value)
+
+  def item(self, *args):
+    value = self.to_concrete_value()
+    if value is None:
+      raise errors.ConcretizationTypeError(self, "This occurred in the item() method of jax.Array")
+    return np.asarray(value).item(*args)
+
+  def tolist(self):
+    value = self.to_concrete_value()
+    if value is None:
+      raise errors.ConcretizationTypeError(
+          self, f"The tolist() method was called on {self._error_repr()}.")
+    return np.asarray(value).tolist()
 
   def __array__(self, dtype=None, copy=None):
     value = self.to_concrete_value()

@@ -7,12 +7,14 @@ placement, and "computation follows data".
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from xjax._src import backend
 from xjax._src import core
 from xjax._src import dtypes
-from xjax._src.array import Array
+from xjax._src.array import Array, deleted_array_error
 from xjax._src.config import config
 from xjax._src.interpreters import lowering
 
@@ -20,16 +22,24 @@ from xjax._src.interpreters import lowering
 # Devices and placement
 
 
-_default_device_cache = [-1, None]  # [config epoch, device]
+class _DefaultDeviceCache(threading.local):
+  # Per thread: `jax.default_device(d)` overrides the flag in one thread only.
+  epoch = -1
+  device = None
+
+
+_default_device_cache = _DefaultDeviceCache()
 
 
 def default_device():
   """The device for uncommitted values: `jax_default_device`, else the first device."""
-  if _default_device_cache[0] == config.epoch:
-    return _default_device_cache[1]
-  device = _default_device_uncached()
-  _default_device_cache[:] = [config.epoch, device]
-  return device
+  cache = _default_device_cache
+  if cache.epoch == config.epoch:
+    return cache.device
+  epoch = config.epoch
+  cache.device = _default_device_uncached()
+  cache.epoch = epoch
+  return cache.device
 
 
 def _default_device_uncached():
@@ -81,7 +91,9 @@ def to_buffer(x, device):
   if isinstance(x, core.Tracer):
     raise core.escaped_tracer_error(x)
   aval = core.get_aval(x)
-  if type(x) in (int, float, bool):
+  # Python scalars are cached by value; a float zero or NaN is not, since equal
+  # keys would give -0.0 the buffer of 0.0 (issue 12) and NaN would never hit.
+  if type(x) in (int, bool) or (type(x) is float and x == x and x != 0.0):
     key = (type(x), x, aval.dtype, device)
     buf = _scalar_buffers.get(key)
     if buf is None:
@@ -116,11 +128,16 @@ def device_put_value(x, device=None, weak_type=None, committed=None) -> Array:
 
 class Executable:
   """A compiled closed jaxpr: run it on device buffers, get Arrays back."""
-  __slots__ = ("xla_executable", "out_avals", "device", "const_buffers", "text", "_handlers")
+  __slots__ = ("xla_executable", "in_avals", "out_avals", "device", "const_buffers", "text",
+               "_handlers")
 
-  def __init__(self, xla_executable, out_avals, device, const_buffers, text):
+  def __init__(self, xla_executable, closed_jaxpr: core.ClosedJaxpr, device, const_buffers,
+               text):
     self.xla_executable = xla_executable
-    self.out_avals = tuple(out_avals)
+    # Of the consts, then of the arguments.
+    self.in_avals = tuple(v.aval for v in closed_jaxpr.jaxpr.constvars) + tuple(
+        closed_jaxpr.in_avals)
+    self.out_avals = tuple(closed_jaxpr.out_avals)
     self.device = device
     self.const_buffers = const_buffers
     self.text = text
@@ -130,7 +147,15 @@ class Executable:
   def run(self, buffers, committed: bool) -> list[Array]:
     if self.const_buffers:
       buffers = [*self.const_buffers, *buffers]
-    outs = backend.execute(self.xla_executable, buffers, self._handlers[committed])
+    try:
+      outs = backend.execute(self.xla_executable, buffers, self._handlers[committed])
+    except (TypeError, backend.runtime_error_class()):
+      # A deleted (or donated) argument arrives as None: say so as JAX does,
+      # without a check on the hot path.
+      for i, buf in enumerate(buffers):
+        if buf is None or backend.is_deleted(buf):
+          raise deleted_array_error(self.in_avals[i]) from None
+      raise
     device = self.device
     if len(outs) == 1:  # no comprehension frame for the common case
       return [Array(outs[0], self.out_avals[0], device, committed)]
@@ -142,7 +167,7 @@ def compile_jaxpr(closed_jaxpr: core.ClosedJaxpr, device, name: str) -> Executab
   text, callbacks = lowering.lower_jaxpr_to_module(closed_jaxpr, name)
   exe = backend.compile_module(text, device, callbacks)
   consts = [to_buffer(c, device) for c in closed_jaxpr.consts]
-  return Executable(exe, closed_jaxpr.out_avals, device, consts, text)
+  return Executable(exe, closed_jaxpr, device, consts, text)
 
 
 def _one_eqn_jaxpr(prim: core.Primitive, avals, params) -> core.ClosedJaxpr:

@@ -13,7 +13,7 @@ import numpy as np
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import tree_util
-from xjax._src.api import _check_input_dtype_grad, _diff_args, jvp, vjp
+from xjax._src.api import _check_input_dtype_grad, _diff_args, check_output_dtype_rev, jvp, vjp
 from xjax._src.api_util import check_callable
 from xjax._src.lax import elementwise as ew
 from xjax._src.numpy import creation
@@ -130,7 +130,9 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
     blocks of shape ``output.shape + input.shape``.
 
   Raises:
-    TypeError: input dtypes `grad` rejects.
+    TypeError: input or output dtypes reverse mode cannot differentiate
+      (integer inputs without `allow_int`; integer outputs; complex ones
+      without `holomorphic`).
 
   Mirrors `jax.jacrev`.
   """
@@ -138,13 +140,16 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
 
   def jacfun(*args, **kwargs):
     single, dyn, partial_fun = _diff_args(
-        fun, argnums, args, kwargs, lambda x: _check_input_dtype_grad(holomorphic, allow_int, x))
+        fun, argnums, args, kwargs,
+        lambda x: _check_input_dtype_grad(holomorphic, allow_int, x, "jacrev"))
     leaves, in_tree = tree_util.tree_flatten(dyn)
     if has_aux:
       y, pullback, aux = vjp(partial_fun, *dyn, has_aux=True)
     else:
       y, pullback = vjp(partial_fun, *dyn)
     y_leaves, y_tree = tree_util.tree_flatten(y)
+    for leaf in y_leaves:
+      check_output_dtype_rev(core.get_aval(leaf).dtype, holomorphic, "jacrev")
 
     def pull(*ct_leaves):
       return tree_util.tree_leaves(pullback(tree_util.tree_unflatten(y_tree, ct_leaves)))

@@ -12,6 +12,7 @@ one higher-order equation.
 from __future__ import annotations
 
 import functools
+import traceback
 import warnings
 import weakref
 
@@ -123,7 +124,7 @@ def _jit_batch(axis_data, args, dims, *, jaxpr, **params):
 
 
 jit_p.def_jvp(_jit_jvp)
-jit_p.partial_eval = _jit_partial_eval
+jit_p.def_partial_eval(_jit_partial_eval)
 jit_p.def_transpose(_jit_transpose)
 jit_p.def_batch(_jit_batch)
 
@@ -230,23 +231,27 @@ class Jitted:
   # -- splitting static and dynamic arguments --------------------------------
 
   def _split(self, args, kwargs):
+    """(dynamic args, dynamic kwargs, statics); statics are (position or name, type, value)
+    triples: the type is part of the cache key, so `f(2)` and `f(2.0)` (equal, same
+    hash) or `True` and `1` do not share an executable (issue 12)."""
     statics = []
     n = len(args)
     static_nums = self._static_argnums
     if static_nums:
       nums = {i if i >= 0 else i + n for i in static_nums}
       dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
-      statics.extend((i, args[i]) for i in sorted(nums) if i < n)
+      statics.extend((i, type(args[i]), args[i]) for i in sorted(nums) if i < n)
     else:
       dyn_args = args
     if self._static_argnames and kwargs:
       dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
-      statics.extend((k, kwargs[k]) for k in sorted(kwargs) if k in self._static_argnames)
+      statics.extend((k, type(kwargs[k]), kwargs[k]) for k in sorted(kwargs)
+                     if k in self._static_argnames)
     else:
       dyn_kwargs = kwargs
     statics = tuple(statics)
     if statics:
-      for _, v in statics:
+      for _, _, v in statics:
         try:
           hash(v)
         except TypeError as e:
@@ -260,7 +265,7 @@ class Jitted:
     """The full (args, kwargs) from the dynamic ones and the static values."""
     args = list(dyn_args)
     kwargs = dict(dyn_kwargs)
-    for key, value in statics:
+    for key, _, value in statics:
       if isinstance(key, int):
         args.insert(key, value)
       else:
@@ -291,7 +296,7 @@ class Jitted:
 
   def _trace(self, statics, dyn_args, dyn_kwargs, leaves, in_tree, avals, traced_for="jit"):
     key = (in_tree, avals, statics, config.values_key())
-    hit = self._jaxpr_cache.get(key)
+    hit = _lookup(self._jaxpr_cache, key, statics)
     if hit is not None:
       return hit
     fun = self._fun
@@ -368,7 +373,7 @@ class Jitted:
     avals = tuple(avals)
     # The bare tree node, not a PyTreeDef: tuples hash and compare at C speed.
     key = (root, avals, statics, device, flags_key)
-    entry = self._cache.get(key)
+    entry = _lookup(self._cache, key, statics) if statics else self._cache.get(key)
     if entry is None:
       in_tree = tree_util.PyTreeDef(root, len(leaves))
       entry = self._cache[key] = self._compile(statics, dyn_args, dyn_kwargs, leaves,
@@ -386,7 +391,7 @@ class Jitted:
     text = self._lower_text(closed, donate_mask)
     exe = backend.compile_module(text, device)
     consts = [dispatch.to_buffer(c, device) for c in closed.consts]
-    executable = dispatch.Executable(exe, closed.out_avals, device, consts, text)
+    executable = dispatch.Executable(exe, closed, device, consts, text)
     return _CacheEntry(executable, out_tree, donate_mask, closed)
 
   def _lower_text(self, closed, donate_mask) -> str:
@@ -490,7 +495,7 @@ class Lowered:
     exe = backend.compile_module(self._text, device)
     closed = self._traced.jaxpr
     consts = [dispatch.to_buffer(c, device) for c in closed.consts]
-    return Compiled(dispatch.Executable(exe, closed.out_avals, device, consts, self._text),
+    return Compiled(dispatch.Executable(exe, closed, device, consts, self._text),
                     self._traced)
 
 
@@ -525,6 +530,20 @@ class Compiled:
     return tree_util.tree_unflatten(self._traced.out_tree, outs)
 
 
+def _lookup(cache: dict, key, statics):
+  """`cache.get(key)`, with JAX's error when comparing static arguments raises."""
+  try:
+    return cache.get(key)
+  except Exception as e:
+    if not statics:
+      raise
+    kind = next((t for _, t, _ in statics if "__eq__" in vars(t)), statics[0][1])
+    raise ValueError(
+        "static arguments should be comparable using __eq__.The following error was "
+        f"raised when comparing two objects of types {kind} and {kind}. The error was:\n"
+        + "".join(traceback.format_exception(e))) from None
+
+
 def _donation_aliases(closed: core.ClosedJaxpr, donate_mask) -> dict[int, int]:
   """Pairs each donated input with an unclaimed output of the same type; warns for the rest."""
   outs = list(closed.out_avals)
@@ -549,7 +568,7 @@ def _donation_aliases(closed: core.ClosedJaxpr, donate_mask) -> dict[int, int]:
 
 def _mark_donated(leaves, mask) -> None:
   for x, donated in zip(leaves, mask):
-    if donated and type(x) is Array and not x.is_deleted():
+    if donated and type(x) is Array:
       x.delete()
 
 

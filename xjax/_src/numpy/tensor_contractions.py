@@ -320,6 +320,35 @@ def _einsum(operands, subscripts, precision, preferred_element_type):
   return lax.convert_element_type(x, out_dtype, weak_type=weak)
 
 
+_LABELS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _interleaved_to_subscripts(*args):
+  """NumPy's ``einsum(op0, sublist0, op1, sublist1, ..., [out_sublist])`` as (subscripts, operands)."""
+  operands, sublists = list(args[0::2]), list(args[1::2])
+  out = operands.pop() if len(args) % 2 else None  # a trailing output sublist
+  util.ensure_arraylike("einsum", *operands)
+
+  def letters(sublist):
+    try:
+      items = list(sublist)
+    except TypeError:
+      items = None
+    if items is None or not all(i is Ellipsis or (isinstance(i, int) and not isinstance(i, bool))
+                                for i in items):
+      raise TypeError("For this input type lists must contain either Ellipsis or hashable "
+                      "and comparable object (e.g. int, str).")
+    for i in items:
+      if i is not Ellipsis and not 0 <= i < len(_LABELS):
+        raise ValueError(f"subscript is not within the valid range [0, {len(_LABELS)})")
+    return "".join("..." if i is Ellipsis else _LABELS[i] for i in items)
+
+  subscripts = ",".join(letters(s) for s in sublists)
+  if out is not None:
+    subscripts += "->" + letters(out)
+  return subscripts, operands
+
+
 def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None, out=None,
            optimize=None):
   """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
@@ -330,7 +359,10 @@ def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None
 
   Args:
     subscripts: the index string, e.g. ``"bij,bjk->bik"`` (implicit output:
-      the letters appearing once, sorted).
+      the letters appearing once, sorted). NumPy's interleaved form is taken
+      too: ``einsum(a, [0, 1], b, [1, 2], [0, 2])``, each operand followed by
+      its list of axis labels (ints in [0, 52) or Ellipsis), then optionally
+      the output's.
     *operands: the arrays.
     precision: passed to `lax.dot_general`.
     preferred_element_type: the accumulation and result dtype.
@@ -341,6 +373,8 @@ def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None
     The contracted array.
 
   Raises:
+    TypeError: an operand is not an array or scalar (a list or tuple, say), or
+      an interleaved label is not an int or Ellipsis.
     ValueError: malformed subscripts.
 
   >>> import xjax.numpy as jnp
@@ -351,8 +385,7 @@ def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None
   """
   util.check_no_out("einsum", out)
   if not isinstance(subscripts, str):
-    raise NotImplementedError("jnp.einsum takes a subscripts string (the interleaved operand "
-                              "form is not supported)")
+    subscripts, operands = _interleaved_to_subscripts(subscripts, *operands)
   operands = util.ensure_arraylike("einsum", *operands)
   operands = operands if isinstance(operands, tuple) else (operands,)
   if preferred_element_type is not None:

@@ -182,7 +182,11 @@ def _split(key: PRNGKeyArray, num=2) -> PRNGKeyArray:
 
 
 def fold_in(key, data):
-  """A new key from `key` and the 32-bit integer `data` (mirrors `jax.random.fold_in`)."""
+  """A new key from `key` and the 32-bit integer `data` (mirrors `jax.random.fold_in`).
+
+  Raises:
+    OverflowError: `data` is a Python int outside [0, 2**32).
+  """
   typed, was_raw = check_prng_key("fold_in", key)
   if np.ndim(data) if not isinstance(data, core.Tracer) else data.ndim:
     raise TypeError("fold_in accepts a scalar, but was given an array of"
@@ -193,6 +197,9 @@ def fold_in(key, data):
 def _as_uint32(data):
   if isinstance(data, (core.Tracer, Array)):
     return ew.convert_element_type(data, np.uint32)
+  # A Python int must fit; NumPy values wrap as NumPy casts them (both as in JAX).
+  if type(data) is int and not 0 <= data < 2 ** 32:
+    raise OverflowError(f"Python integer {data} out of bounds for uint32")
   return _asarray(np.asarray(data).astype(np.uint32))
 
 
