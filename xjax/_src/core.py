@@ -152,12 +152,71 @@ def canonicalize_value(x):
 
 
 def canonicalize_shape(shape, context: str = "") -> tuple[int, ...]:
-  """A shape as a tuple of Python ints; raises JAX's TypeError otherwise."""
+  """A shape (a sequence of integers, or one Python int) as a tuple of Python ints.
+
+  Only the type is checked here: -1 passes, as `reshape` needs. The sizes are
+  checked by the shape rule of the primitive that receives them
+  (`check_shapelike`), so every path to XLA goes through one check.
+
+  Raises:
+    TypeError: an element is not a concrete integer (JAX's "Shapes must be 1D
+      sequences of concrete values of integer type" message; for a tracer it
+      adds where the tracer came from). `context` is appended to the message.
+  """
+  if isinstance(shape, int):
+    shape = (shape,)
   try:
     return tuple(operator.index(d) for d in shape)
   except TypeError:
     pass
   raise _invalid_shape_error(shape, context)
+
+
+_MAX_DIM = 2 ** 63  # sizes are i64 in StableHLO
+
+
+def check_shapelike(fun_name: str, arg_name: str, obj) -> tuple[int, ...]:
+  """`obj` as a tuple of Python ints, checked as a primitive's shape-like param.
+
+  This is the one check of user-given sizes: the shape rules of the primitives
+  whose output shape comes from a param (broadcast_in_dim, iota, random_bits,
+  ...) call it, so no bad size reaches the lowering. It costs nothing on the
+  cached paths (those never run shape rules).
+
+  Raises:
+    TypeError: with JAX's messages naming `fun_name` and `arg_name`: not a
+      tuple/list/ndarray, not 1-D, an element not an integer (a tracer gets
+      `canonicalize_shape`'s concretization message), or a negative element
+      ("... must have every element be nonnegative, got (-1,)."). An element
+      of 2**63 or more, which XLA cannot represent, is a TypeError too.
+  """
+  if type(obj) is tuple or type(obj) is list:  # the fast path: plain ints in range
+    try:
+      dims = tuple(map(operator.index, obj))
+    except TypeError:
+      dims = None
+    if dims is not None and all(0 <= d < _MAX_DIM for d in dims):
+      return dims
+  if not isinstance(obj, (tuple, list, np.ndarray)):
+    raise TypeError(f"{fun_name} {arg_name} must be of type tuple/list/ndarray, got {type(obj)}.")
+  if isinstance(obj, np.ndarray) and obj.ndim != 1 and obj.size:
+    raise TypeError(f"{fun_name} {arg_name} must be 1-dimensional, got {obj.ndim}.")
+  if any(isinstance(d, Tracer) for d in obj):
+    raise _invalid_shape_error(tuple(obj))
+  if len(obj) and np.ndim(obj) != 1:
+    raise TypeError(f"{fun_name} {arg_name} must be 1-dimensional, got {np.ndim(obj)}.")
+  try:
+    dims = tuple(map(operator.index, obj))
+  except TypeError:
+    raise TypeError(f"{fun_name} {arg_name} must have every element be an integer type, "
+                    f"got {tuple(map(type, obj))}.") from None
+  if not all(d >= 0 for d in dims):
+    raise TypeError(f"{fun_name} {arg_name} must have every element be nonnegative, "
+                    f"got {dims}.")
+  if not all(d < _MAX_DIM for d in dims):
+    raise TypeError(f"{fun_name} {arg_name} must have every element be less than 2**63, "
+                    f"got {dims}.")
+  return dims
 
 
 def _invalid_shape_error(shape, context: str = "") -> TypeError:

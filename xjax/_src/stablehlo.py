@@ -30,6 +30,10 @@ def element_type(dtype) -> str:
 
 def tensor_type(shape, dtype) -> str:
   """'tensor<3x4xf32>' for shape (3, 4) and float32; 'tensor<f32>' for a scalar."""
+  if not all(0 <= d < 2 ** 63 for d in shape):
+    # User sizes are checked by the shape rules (core.check_shapelike); this
+    # keeps a missed check from reaching XLA as a module it cannot parse.
+    raise TypeError(f"internal: tensor dimensions out of range in shape {tuple(shape)}")
   dims = "".join(f"{d}x" for d in shape)
   return f"tensor<{dims}{element_type(dtype)}>"
 

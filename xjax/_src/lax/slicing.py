@@ -36,8 +36,8 @@ from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as ew
-from xjax._src.lax.structural import (broadcast_in_dim, check_shapelike, concatenate,
-                                      expand_dims, full, iota, pad, reshape, squeeze)
+from xjax._src.lax.structural import (broadcast_in_dim, concatenate, expand_dims, full, iota,
+                                      pad, reshape, squeeze)
 from xjax._src.lax.utils import check_dtype_kind, standard_primitive
 
 
@@ -86,8 +86,8 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
 
 
 def _slice_shape(operand, start_indices, limit_indices, strides):
-  check_shapelike("slice", "start_indices", start_indices)
-  check_shapelike("slice", "limit_indices", limit_indices)
+  core.check_shapelike("slice", "start_indices", start_indices)
+  core.check_shapelike("slice", "limit_indices", limit_indices)
   if operand.ndim != len(start_indices):
     raise TypeError("slice start_indices must have length equal to the number of dimensions "
                     f"of the operand, got indices {start_indices} for operand shape "
@@ -107,7 +107,7 @@ def _slice_shape(operand, start_indices, limit_indices, strides):
   sizes = tuple(int(hi - lo) for lo, hi in zip(start_indices, limit_indices))
   if strides is None or tuple(strides) == (1,) * operand.ndim:
     return sizes
-  check_shapelike("slice", "strides", strides)
+  core.check_shapelike("slice", "strides", strides)
   if len(strides) != operand.ndim:
     raise TypeError("slice strides must have length equal to the number of dimensions of the "
                     f"operand, got strides {strides} for operand shape {operand.shape}.")

@@ -42,11 +42,13 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
     An array of `shape` and operand's dtype.
 
   Raises:
-    TypeError: the dimensions do not match the rules above.
+    TypeError: the dimensions do not match the rules above, or `shape` has
+      an element that is not a concrete integer or is negative
+      ("broadcast_in_dim shape must have every element be nonnegative").
 
   Mirrors `jax.lax.broadcast_in_dim`.
   """
-  shape = core.canonicalize_shape(shape)
+  shape = core.check_shapelike("broadcast_in_dim", "shape", shape)
   broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
   aval = core.get_aval(operand)
   if aval.shape == shape and broadcast_dimensions == tuple(range(len(shape))) \
@@ -57,6 +59,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
 
 
 def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions, sharding):
+  core.check_shapelike("broadcast_in_dim", "shape", shape)
   if len(broadcast_dimensions) != operand.ndim:
     raise TypeError(
         "broadcast_in_dim broadcast_dimensions must have length equal to operand ndim; "
@@ -118,8 +121,13 @@ broadcast_in_dim_p.def_batch(_broadcast_in_dim_batch)
 
 
 def broadcast(operand, sizes):
-  """Adds leading dimensions of `sizes` to `operand` (mirrors `jax.lax.broadcast`)."""
-  sizes = core.canonicalize_shape(sizes)
+  """Adds leading dimensions of `sizes` to `operand` (mirrors `jax.lax.broadcast`).
+
+  Raises:
+    TypeError: `sizes` has an element that is not a concrete integer or is
+      negative (broadcast_in_dim's messages, as in JAX).
+  """
+  sizes = tuple(sizes)
   ndim = np.ndim(operand) if not hasattr(operand, "aval") else operand.aval.ndim
   dims = tuple(range(len(sizes), len(sizes) + ndim))
   return broadcast_in_dim(operand, (*sizes, *core.get_aval(operand).shape), dims)
@@ -218,23 +226,6 @@ def _canonicalize_axis(axis, ndim: int) -> int:
   if not -ndim <= axis < ndim:
     raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
   return axis + ndim if axis < 0 else axis
-
-
-def check_shapelike(fun_name: str, arg_name: str, obj) -> None:
-  """Checks that `obj` is a sequence of nonnegative ints (JAX's messages)."""
-  if not isinstance(obj, (tuple, list, np.ndarray)):
-    raise TypeError(f"{fun_name} {arg_name} must be of type tuple/list/ndarray, got {type(obj)}.")
-  if not len(obj):
-    return
-  if np.ndim(obj) != 1:
-    raise TypeError(f"{fun_name} {arg_name} must be 1-dimensional, got {np.ndim(obj)}.")
-  try:
-    core.canonicalize_shape(list(obj))
-  except TypeError:
-    raise TypeError(f"{fun_name} {arg_name} must have every element be an integer type, "
-                    f"got {tuple(map(type, obj))}.") from None
-  if not all(d >= 0 for d in obj):
-    raise TypeError(f"{fun_name} {arg_name} must have every element be nonnegative, got {obj}.")
 
 
 # ----------------------------------------------------------------------------
@@ -425,7 +416,7 @@ def rev(operand, dimensions):
 
 
 def _rev_abstract_eval(operand, *, dimensions):
-  check_shapelike("rev", "dimensions", dimensions)
+  core.check_shapelike("rev", "dimensions", dimensions)
   if len(set(dimensions)) != len(dimensions):
     raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
   if dimensions and not max(dimensions) < operand.ndim:
@@ -472,7 +463,7 @@ def pad(operand, padding_value, padding_config):
     The padded array.
 
   Raises:
-    TypeError: the dtypes differ.
+    TypeError: the dtypes differ, or an amount is not an integer.
     ValueError: `padding_value` is not a scalar, the config has the wrong
       length, interior padding is negative, or a dimension would be negative.
 
@@ -497,8 +488,9 @@ def _pad_abstract_eval(operand, padding_value, *, padding_config):
     raise ValueError("interior padding in padding_config must be nonnegative, got "
                      f"padding_config {padding_config}")
   # A dimension d with interior padding i becomes d + (d - 1) * i, plus its edges.
-  shape = tuple(int(lo + hi + (d and d + (d - 1) * interior))
-                for (lo, hi, interior), d in zip(padding_config, operand.shape))
+  shape = core.canonicalize_shape(tuple(lo + hi + (d and d + (d - 1) * interior)
+                                        for (lo, hi, interior), d in zip(padding_config,
+                                                                        operand.shape)))
   if not all(d >= 0 for d in shape):
     raise ValueError(f"Dimension size after padding is not at least 0, got result shape "
                      f"{shape}, for padding_config {padding_config} and operand shape "
@@ -756,7 +748,7 @@ def broadcasted_iota(dtype, shape, dimension: int, *, out_sharding=None):
 
 
 def _iota_abstract_eval(*, dtype, shape, dimension, sharding):
-  check_shapelike("iota", "shape", shape)
+  core.check_shapelike("iota", "shape", shape)
   if not any(dtypes.issubdtype(dtype, t) for t in (np.integer, np.floating, np.complexfloating)):
     raise TypeError(f"iota does not accept dtype {dtype.name}. Accepted dtypes are subtypes "
                     "of integer, floating, complexfloating.")

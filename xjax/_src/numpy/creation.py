@@ -244,7 +244,9 @@ def full(shape, fill_value, dtype=None, *, device=None):
     An array of `shape`.
 
   Raises:
-    TypeError: `shape` is not a sequence of concrete integers.
+    TypeError: `shape` is not a sequence of concrete integers, or has a
+      negative element ("broadcast_in_dim shape must have every element be
+      nonnegative", as in JAX).
 
   Mirrors `jax.numpy.full`.
   """
@@ -273,7 +275,8 @@ def _filled(name, fill):
                 "  Args:\n    shape: an int or a sequence of ints.\n    dtype: the dtype "
                 "(default float32, or float64 with x64).\n    device: an optional device.\n\n"
                 "  Returns:\n    An array of `shape`.\n\n  Raises:\n    TypeError: `shape` is not "
-                f"a sequence of concrete integers.\n\n  Mirrors `jax.numpy.{name}`.\n  ")
+                "a sequence of concrete integers, or has a negative element.\n\n"
+                f"  Mirrors `jax.numpy.{name}`.\n  ")
   return fn
 
 
@@ -330,14 +333,15 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
     An array of shape ``(N, M)``.
 
   Raises:
+    TypeError: `N` or `M` is not a concrete integer.
     ValueError: negative sizes or a non-scalar `k`.
 
   Mirrors `jax.numpy.eye`.
   """
   from xjax._src.lax import structural
   dtype = dtypes.check_user_dtype_supported(float if dtype is None else dtype, "eye")
-  n = util.concrete_int(N, "argument of 'N' jnp.eye()")
-  m = n if M is None else util.concrete_int(M, "argument 'M' of jnp.eye()")
+  (n,) = core.canonicalize_shape((N,), "argument of 'N' jnp.eye().")
+  (m,) = (n,) if M is None else core.canonicalize_shape((M,), "argument 'M' of jnp.eye().")
   if n < 0 or m < 0:
     raise ValueError(f"negative dimensions are not allowed, got {N} and {M}")
   if isinstance(k, int):

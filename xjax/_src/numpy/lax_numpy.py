@@ -299,6 +299,8 @@ def broadcast_to(array, shape):
   """`array` broadcast to `shape` by NumPy's rules.
 
   Raises:
+    TypeError: `shape` is not a sequence of concrete integers, or has a
+      negative element (broadcast_in_dim's message, as in JAX).
     ValueError: the shapes are incompatible (JAX's "Incompatible types for
       broadcasting" message).
 
@@ -506,12 +508,16 @@ def hsplit(ary, indices_or_sections):
 
 
 def tile(A, reps):
-  """`A` repeated `reps` times along each axis (mirrors `jax.numpy.tile`)."""
+  """`A` repeated `reps` times along each axis (mirrors `jax.numpy.tile`).
+
+  Raises:
+    TypeError: `reps` is not an int or a sequence of concrete ints ("Shapes
+      must be 1D sequences of concrete values of integer type"), or has a
+      negative element (broadcast_in_dim's "must have every element be
+      nonnegative").
+  """
   A = _asarray(ensure_arraylike("tile", A))
-  try:
-    reps = tuple(operator.index(r) for r in reps)
-  except TypeError:
-    reps = (operator.index(reps),)
+  reps = core.canonicalize_shape(reps if np.ndim(reps) else (reps,))
   reps = (1,) * (util.ndim(A) - len(reps)) + reps
   if len(reps) > util.ndim(A):
     A = lax_structural.expand_dims(A, tuple(range(len(reps) - util.ndim(A))))
@@ -540,6 +546,8 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
 
   Raises:
     ConcretizationTypeError: traced `repeats` without `total_repeat_length`.
+    TypeError: a scalar `repeats` that is negative or not an integer, or a
+      negative `total_repeat_length` (broadcast_in_dim's messages, as in JAX).
 
   Mirrors `jax.numpy.repeat`.
   """
@@ -558,7 +566,7 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
     repeats = np.asarray(repeats)
     if repeats.ndim == 0 and util.ndim(a) != 0:
       shp = list(util.shape(a))
-      aux = shp[:axis + 1] + [int(repeats)] + shp[axis + 1:]
+      aux = shp[:axis + 1] + [repeats.item()] + shp[axis + 1:]  # checked by broadcast_in_dim
       out = lax_structural.broadcast_in_dim(
           a, tuple(aux), tuple(i for i in range(len(aux)) if i != axis + 1))
       shp[axis] *= int(repeats)

@@ -201,10 +201,21 @@ def _rank_promotion_check(fun_name, shapes):
 
 
 def broadcast_shapes(*shapes) -> tuple[int, ...]:
-  """NumPy's broadcast of `shapes`, with JAX's error text.
+  """NumPy's broadcast of `shapes` (each a sequence of ints, or one int), with JAX's errors.
+
+  Raises:
+    TypeError: a shape is not a sequence of concrete integers, or has a
+      negative element ("Only non-negative indices are allowed when
+      broadcasting static shapes").
+    ValueError: the shapes do not broadcast together.
 
   Mirrors `jax.numpy.broadcast_shapes`.
   """
+  shapes = [core.canonicalize_shape(s) for s in shapes]
+  for s in shapes:
+    if not all(d >= 0 for d in s):
+      raise TypeError("Only non-negative indices are allowed when broadcasting static shapes, "
+                      f"but got shape {s}.")
   try:
     return tuple(np.broadcast_shapes(*shapes))
   except ValueError:

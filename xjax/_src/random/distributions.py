@@ -30,16 +30,9 @@ UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.u
 # Helpers
 
 
-def _broadcast_shapes(*shapes) -> tuple[int, ...]:
-  try:
-    return tuple(np.broadcast_shapes(*shapes))
-  except ValueError:
-    raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(map(tuple, shapes))}") from None
-
-
 def _check_shape(name: str, shape, *param_shapes) -> None:
   if param_shapes:
-    result = _broadcast_shapes(tuple(shape), *param_shapes)
+    result = jnp.broadcast_shapes(tuple(shape), *param_shapes)
     if tuple(shape) != result:
       raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape "
                        "argument, and the result of broadcasting the shapes must equal the "
@@ -143,7 +136,7 @@ def _select(pred, on_true, on_false):
 def _check_broadcast_shapes(name, shape, *args):
   arg_shapes = [np.shape(a) for a in args]
   if shape is None:
-    return _broadcast_shapes(*arg_shapes) if arg_shapes else ()
+    return jnp.broadcast_shapes(*arg_shapes) if arg_shapes else ()
   shape = core.canonicalize_shape(shape)
   _check_shape(name, shape, *arg_shapes)
   return shape
@@ -231,7 +224,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=
 @functools.partial(jit, static_argnums=(3, 4))
 def _truncated_normal(key, lower, upper, shape, dtype):
   if shape is None:
-    shape = _broadcast_shapes(np.shape(lower), np.shape(upper))
+    shape = jnp.broadcast_shapes(np.shape(lower), np.shape(upper))
   else:
     _check_shape("truncated_normal", shape, np.shape(lower), np.shape(upper))
   sqrt2 = np.array(np.sqrt(2), dtype)

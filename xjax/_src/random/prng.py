@@ -169,6 +169,7 @@ random_seed_p = _key_prim("random_seed", _seed_abstract_eval,
 
 def _split_abstract_eval(keys, *, shape, partitionable):
   _check_key_data_aval("random_split", keys)
+  core.check_shapelike("random_split", "shape", shape)
   return core.ShapedArray((*keys.shape[:-1], *shape, 2), _U32)
 
 
@@ -212,6 +213,7 @@ random_fold_in_p = _key_prim("random_fold_in", _fold_in_abstract_eval,
 
 def _bits_abstract_eval(keys, *, bit_width, shape, partitionable):
   _check_key_data_aval("random_bits", keys)
+  core.check_shapelike("random_bits", "shape", shape)
   return core.ShapedArray((*keys.shape[:-1], *shape), np.dtype(f"uint{bit_width}"))
 
 
