@@ -174,7 +174,14 @@ def test_treedef_is_immutable_and_hash_cached():
     treedef.num_leaves = 3
   with pytest.raises(AttributeError):
     treedef.extra = 1
-  assert hash(treedef) == hash(treedef) and treedef._hash is not None
+  assert treedef._hash is None
+  first = hash(treedef)
+  assert treedef._hash == first
+  # An equal treedef built separately hashes the same, and finds the first in a dict.
+  twin = tu.tree_structure((3.0, {"a": None}), is_leaf=lambda x: x is None)
+  assert twin is not treedef and twin == treedef and twin._hash is None
+  assert hash(twin) == first and {treedef: "found"}[twin] == "found"
+  assert len({treedef, twin, tu.tree_structure((1, {"b": 2}))}) == 2
 
 
 def test_treedef_equality_compares_keys_types_and_metadata():

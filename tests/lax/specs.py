@@ -1291,8 +1291,7 @@ SLICING = [
            (_SCATTER_INTS, unique_rows if name == "scatter" else index_maker(-1, 5),
             _SCATTER_INTS), dtypes, _SET_SCATTER_CONFIGS if name == "scatter" else _SCATTER_CONFIGS,
            arg_dtypes=lambda d: (d, I32, d), weak_args=None,
-           tol={**TRANSCENDENTAL_TOL, F16: 5e-3, BF16: 5e-2},
-           grad_order=1 if name == "scatter_mul" else 2,
+           tol={**TRANSCENDENTAL_TOL, F16: 5e-3, BF16: 5e-2}, grad_order=2,
            linear=(0, 2) if name in ("scatter_add", "scatter_sub") else ())
       for name, combine, dtypes in [
           ("scatter", _SCATTERS["scatter"], EVERY),
@@ -1301,6 +1300,15 @@ SLICING = [
           ("scatter_mul", _SCATTERS["scatter_mul"], NUMERIC),
           ("scatter_min", _SCATTERS["scatter_min"], EVERY),
           ("scatter_max", _SCATTERS["scatter_max"], EVERY)]],
+    # scatter_mul promising unique_indices=True (distinct in-range rows, so the promise
+    # holds): the only form JAX 0.10.2 differentiates in the updates (without it, its
+    # rules raise NotImplementedError; test_ad_rules checks both).
+    Spec("scatter_mul_unique", slicing.scatter_mul_p,
+         lambda x, idx, u, **p: slicing.scatter_mul(x, idx, u, unique_indices=True, **p),
+         native(_scatter_ref(_SCATTERS["scatter_mul"])),
+         (_SCATTER_INTS, unique_rows, _SCATTER_INTS), NUMERIC, _SET_SCATTER_CONFIGS,
+         arg_dtypes=lambda d: (d, I32, d), weak_args=None,
+         tol={**TRANSCENDENTAL_TOL, F16: 5e-3, BF16: 5e-2}, grad_order=2),
 ]
 
 # ----------------------------------------------------------------------------

@@ -8,7 +8,9 @@
   accurate enough to pin the math down, and as drawn at order 1 with loose
   tolerances, for the float32 paths (dtypes, weak types, mixed operands).
   Only the inexact operands are differentiated; integer and boolean operands
-  (select_n's predicate, pow's integer exponent) are held fixed.
+  (select_n's predicate, pow's integer exponent) are held fixed, and so are
+  the operands JAX does not differentiate (`AD_OPERANDS`: scatter_mul's
+  updates without unique_indices=True, which raise NotImplementedError).
 * Every spec with ``linear`` set: the transpose rule is the adjoint of the
   primitive, ``<ct, f(x)> == <f^T(ct), x>`` under JAX's pairing
   ``re(sum(a * b))``, by `ad.backward_pass` over the primitive's own jaxpr.
@@ -51,12 +53,10 @@ AD_MAKERS = {
     "gather": (specs.default, specs.index_maker(0, 2)),
 }
 
-# Specs whose derivative check fails for a reason outside the rules (strict xfails).
-AD_KNOWN_FAILURES = {
-    "scatter_mul": "specs.py gives scatter_mul grad_order=1, but its configs lack "
-                   "unique_indices=True, without which JAX 0.10.2 (and xjax) raise "
-                   "NotImplementedError",
-}
+# The operands differentiated, where JAX differentiates only some: scatter_mul in its
+# updates only with unique_indices=True (the scatter_mul_unique entry); without it
+# JAX 0.10.2 raises NotImplementedError (test_scatter_mul_update_derivative_... below).
+AD_OPERANDS = {"scatter_mul": (0,)}
 
 # Dtypes by spec, where F32 and C64 alone would leave an operand dtype out.
 AD_DTYPES = {"dot_general_mixed_dtypes": (F32, specs.F16)}
@@ -169,10 +169,7 @@ def _grad_cases():
         shapes = "_".join("x".join(map(str, s)) or "s" for s in config.shapes)
         params = ",".join(f"{k}={v}" for k, v in config.params.items()
                           if k != "dimension_numbers")
-        marks = ([pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                                    reason=AD_KNOWN_FAILURES[spec.name])]
-                 if spec.name in AD_KNOWN_FAILURES else [])
-        yield pytest.param(spec, config, dtype, marks=marks,
+        yield pytest.param(spec, config, dtype,
                            id=f"{spec.name}-{dtype.name}-{shapes}{'-' + params if params else ''}")
 
 
@@ -184,7 +181,8 @@ def _check_spec_grads(spec, config, dtype, widen):
   params = spec.params_for(config, dtype)
   if widen:
     args, params = _widened(args, params)
-  positions = [i for i, a in enumerate(args) if _is_inexact(a.dtype)]
+  operands = AD_OPERANDS.get(spec.name, range(len(args)))
+  positions = [i for i in operands if _is_inexact(args[i].dtype)]
   fun = _inexact_outputs(_restricted(spec, params, args, positions))
   diff_args = [xjax.device_put(args[i]) for i in positions]
   if widen:
@@ -204,6 +202,28 @@ def test_grads_match_finite_differences_in_float64(spec, config, dtype):
 @pytest.mark.parametrize("spec, config, dtype", list(_grad_cases()))
 def test_grads_match_finite_differences_in_drawn_dtype(spec, config, dtype):
   _check_spec_grads(spec, config, dtype, widen=False)
+
+
+def _scatter_mul_update_cases():
+  spec = specs.SPECS_BY_NAME["scatter_mul"]
+  for config in _grad_configs(spec):
+    shapes = "_".join("x".join(map(str, s)) for s in config.shapes)
+    for mode in ("fwd", "rev"):
+      yield pytest.param(spec, config, mode, id=f"{shapes}-mode={config.params['mode']}-{mode}")
+
+
+@pytest.mark.parametrize("spec, config, mode", list(_scatter_mul_update_cases()))
+def test_scatter_mul_update_derivative_needs_unique_indices(spec, config, mode):
+  # JAX 0.10.2, jvp and vjp alike: NotImplementedError: scatter_mul gradients are only
+  # implemented if `unique_indices=True`.
+  args = _make_args(spec, config, F32, _case_rng("scatter_mul_updates", config))
+  params = spec.params_for(config, F32)
+  fun = _restricted(spec, params, args, (2,))
+  with pytest.raises(NotImplementedError, match="only implemented if `unique_indices=True`"):
+    if mode == "fwd":
+      xjax.jvp(fun, (args[2],), (args[2],))
+    else:
+      xjax.vjp(fun, args[2])
 
 
 # ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 import xjax
 import xjax.numpy as jnp
+from xjax._src.config import enable_x64
 from jnp_checks import ALL_DTYPES, SHAPES, bf16, check, rand
 
 UNARY_INEXACT = ["sin", "cos", "tan", "arctan", "sinh", "cosh", "tanh", "arcsinh", "exp", "exp2",
@@ -20,27 +21,38 @@ UNIT_INTERVAL = {"arcsin", "arccos", "arctanh"}
 
 
 def _domain(rng, name, shape, dtype):
-  if name in POSITIVE_ONLY and np.dtype(dtype).kind != "c":
-    x = rand(rng, shape, dtype, 0.5, 3.0) if np.dtype(dtype).kind not in "iub" else \
+  kind = np.dtype(dtype).kind
+  if name in POSITIVE_ONLY and kind != "c":
+    x = rand(rng, shape, dtype, 0.5, 3.0) if kind not in "iub" else \
         rng.integers(1, 5, size=shape).astype(dtype)
     return x + 1 if name == "arccosh" else x
-  if name in UNIT_INTERVAL and np.dtype(dtype).kind != "c":
+  if name in UNIT_INTERVAL and kind in "iu":  # the integers in the domain (+-1: +-inf for arctanh)
+    return rng.integers(0 if kind == "u" else -1, 2, size=shape).astype(dtype)
+  if name in UNIT_INTERVAL and kind != "c":
     return rand(rng, shape, dtype, -0.9, 0.9)
   return rand(rng, shape, dtype)
 
 
+def _on_float32(np_fun):
+  """np_fun on integer operands converted to float32 first, as JAX's inexact-only functions do."""
+  def ref(*args):
+    with np.errstate(divide="ignore", invalid="ignore"):  # arctanh(1), 0 ** -1: inf
+      return np_fun(*[a.astype(np.float32) if a.dtype.kind in "iub" else a for a in args])
+  return ref
+
+
 @pytest.mark.parametrize("name", UNARY_INEXACT)
-@pytest.mark.parametrize("dtype", [np.float32, np.int32, bf16, np.complex64])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, bf16, np.complex64])
 def test_unary_inexact_matches_numpy(rng, name, dtype):
   if dtype == np.complex64 and name in ("cbrt", "deg2rad", "rad2deg", "arctanh", "arccosh",
                                         "arcsin", "arccos", "exp2", "log2", "log10"):
     pytest.skip("complex branch cuts/accuracy differ from NumPy's; covered elsewhere")
   x = _domain(rng, name, (2, 3), dtype)
-  out_dtype = {np.dtype(np.int32): np.float32}.get(np.dtype(dtype), dtype)
+  # JAX gives integers float32 (NumPy: float64 for int32, float16 for uint8).
+  out_dtype = np.float32 if np.dtype(dtype).kind in "iu" else dtype
   tol = 3e-2 if dtype == bf16 else (1e-4 if dtype == np.complex64 else 2e-5)
   # Integers are promoted to float before the function applies (NumPy's reciprocal would not).
-  np_fun = lambda a: getattr(np, name)(a.astype(np.float32) if a.dtype.kind == "i" else a)
-  check(getattr(jnp, name), np_fun, x, dtype=out_dtype, tol=tol)
+  check(getattr(jnp, name), _on_float32(getattr(np, name)), x, dtype=out_dtype, tol=tol)
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -54,6 +66,10 @@ def test_unary_edge_shapes(rng, shape):
 UNARY_NUMERIC = ["negative", "positive", "sign", "square", "absolute", "floor", "ceil", "trunc",
                  "rint", "isnan", "isinf", "isfinite", "signbit", "conjugate", "real", "imag",
                  "logical_not", "fabs"]
+
+
+COMPLEX_REJECTED = {"floor": TypeError, "ceil": TypeError, "trunc": TypeError,
+                    "fabs": TypeError, "signbit": ValueError}
 
 
 @pytest.mark.parametrize("name", UNARY_NUMERIC)
@@ -71,10 +87,11 @@ def test_unary_numeric_matches_numpy(rng, name, dtype):
                  "signbit": lambda a: np.zeros_like(a), "fabs": lambda a: a.astype(np.float32)}
     check(getattr(jnp, name), bool_refs[name], x)
     return
-  if dtype.kind == "c" and name in ("floor", "ceil", "trunc", "signbit", "fabs", "sign"):
+  if dtype.kind == "c" and name in COMPLEX_REJECTED:
+    # JAX 0.10.2: floor, ceil, trunc and fabs raise TypeError; signbit ValueError.
+    with pytest.raises(COMPLEX_REJECTED[name]):
+      getattr(jnp, name)(x)
     return
-  if dtype == np.uint8 and name == "negative":
-    return  # NumPy wraps with a warning; XLA wraps too, covered by the int test below
   np_name = {"absolute": "abs"}.get(name, name)
   np_fun = getattr(np, np_name)
   expected_dtype = None
@@ -100,13 +117,16 @@ BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "equal"
           "logaddexp", "heaviside", "float_power", "floor_divide", "remainder", "fmod"]
 
 
+# Functions of inexact values: JAX converts integer operands to float32 first.
+INEXACT_BINARY = {"nextafter", "arctan2", "hypot", "copysign", "logaddexp", "heaviside",
+                  "float_power"}
+
+
 @pytest.mark.parametrize("name", BINARY)
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, bf16])
 def test_binary_matches_numpy(rng, name, dtype):
   dtype = np.dtype(dtype)
-  if dtype.kind in "iu" and name in ("nextafter", "arctan2", "hypot", "copysign", "logaddexp",
-                                     "heaviside", "float_power"):
-    pytest.skip("inexact-only")
+  np_fun = getattr(np, name)
   x = rand(rng, (2, 3), dtype)
   y = rand(rng, (3,), dtype)
   if name in ("floor_divide", "remainder", "fmod", "divide") and dtype.kind in "iu":
@@ -122,10 +142,36 @@ def test_binary_matches_numpy(rng, name, dtype):
                                           "logical_xor") else bf16
   elif name in ("divide",) and dtype.kind in "iu":
     expected_dtype = np.float32
+  elif name in INEXACT_BINARY and dtype.kind in "iu":
+    # float32 for int32 and uint8 alike (NumPy: float64 and float16).
+    expected_dtype = np.float32
+    np_fun = _on_float32(np_fun)
+  tol = 5e-2 if dtype == bf16 else 2e-6
   if name == "nextafter" and dtype == bf16:
-    return  # NumPy has no bfloat16 nextafter
-  check(getattr(jnp, name), getattr(np, name), x, y, dtype=expected_dtype,
-        tol=5e-2 if dtype == bf16 else 2e-6)
+    # ml_dtypes' bfloat16 nextafter (check passes bfloat16 operands widened to float32).
+    np_fun, tol = lambda a, b: np.nextafter(a.astype(bf16), b.astype(bf16)), 0
+  check(getattr(jnp, name), np_fun, x, y, dtype=expected_dtype, tol=tol)
+
+
+# JAX 0.10.2's result dtypes for integer and bool operands of inexact-only functions:
+# float32, but float64 for 64-bit integers under x64 (NumPy: float16 for 8-bit operands,
+# float32 for 16-bit ones, float64 for wider).
+INTEGER_TO_INEXACT = [(np.bool_, False, np.float32), (np.int8, False, np.float32),
+                      (np.uint8, False, np.float32), (np.int32, False, np.float32),
+                      (np.uint32, False, np.float32), (np.bool_, True, np.float32),
+                      (np.int16, True, np.float32), (np.uint8, True, np.float32),
+                      (np.int32, True, np.float32), (np.int64, True, np.float64),
+                      (np.uint64, True, np.float64)]
+
+
+@pytest.mark.parametrize("dtype, x64, expected", INTEGER_TO_INEXACT)
+@pytest.mark.parametrize("name", ["sin", "sqrt", "arctan2", "float_power", "hypot"])
+def test_inexact_functions_promote_integers_like_jax(name, dtype, x64, expected):
+  args = (np.array([0, 1, 1, 0], dtype),) * (1 if name in ("sin", "sqrt") else 2)
+  np_fun = lambda *a: getattr(np, name)(*[np.asarray(v).astype(expected) for v in a])
+  with enable_x64(x64):
+    out = check(getattr(jnp, name), np_fun, *args, dtype=expected)
+  assert not out.weak_type
 
 
 @settings(max_examples=25, deadline=None)

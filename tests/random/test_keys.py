@@ -85,7 +85,8 @@ def test_stack_and_concatenate_keys():
 
 def test_keys_equal_by_data():
   keys = random.split(random.key(5), 3)
-  np.testing.assert_array_equal(keys == keys, [True, True, True])
+  np.testing.assert_array_equal(keys == random.split(random.key(5), 3), [True, True, True])
+  np.testing.assert_array_equal(keys == keys[::-1], [False, True, False])
   np.testing.assert_array_equal(keys != random.split(random.key(6), 3), [True, True, True])
 
 

@@ -424,7 +424,9 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
 
   Raises:
     AssertionError: a derivative does not match.
-    NotImplementedError: xjax has no jvp/vjp yet.
+    NotImplementedError: `f` uses a derivative that has no rule, as in JAX
+      (e.g. of ``lax.nextafter``, or of ``lax.scatter_mul`` in its updates
+      without ``unique_indices=True``); it propagates from ``jvp``/``vjp``.
 
   Mirrors `jax.test_util.check_grads`.
   """
