@@ -3,8 +3,9 @@
 Use it as ``import xjax as jax; import xjax.numpy as jnp``.
 """
 from xjax._src.config import config as config
-from xjax._src.config import (default_device as default_device, disable_jit as disable_jit,
-                              enable_checks as enable_checks,
+from xjax._src.config import (default_device as default_device,
+                              default_matmul_precision as default_matmul_precision,
+                              disable_jit as disable_jit, enable_checks as enable_checks,
                               threefry_partitionable as threefry_partitionable)
 from xjax._src.array import Array as Array
 from xjax._src.jit import jit as jit

@@ -100,3 +100,36 @@ def test_default_device_override_stays_in_its_thread():
               {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"})
   assert proc.returncode == 0, proc.stderr[-3000:]
   assert proc.stdout.strip() == "OK"
+
+
+_FIRST_CALLS = textwrap.dedent("""
+    import numpy as np
+    import xjax, xjax.numpy as jnp
+    print("ready", flush=True)
+    f = xjax.jit(lambda x: jnp.tanh(jnp.sin(x) @ x.T).sum() * 3)
+    for i in range(200):
+      y = f(np.ones((20 + i, 20 + i), np.float32))
+      z = jnp.cos(y) + i
+""")
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.02, 0.05, 0.1, 0.2, 0.4])
+def test_keyboard_interrupt_during_first_calls_does_not_crash(delay):
+  # Issue 12 saw a segfault in 3 of 12 runs; a KeyboardInterrupt must end the
+  # process as Python does (killed by SIGINT after the traceback), not by a crash.
+  import signal
+  import time
+  proc = subprocess.Popen([sys.executable, "-c", _FIRST_CALLS], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+  try:
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+  finally:
+    if proc.poll() is None:
+      proc.kill()
+      proc.wait()
+  assert proc.returncode in (-signal.SIGINT, 0), (proc.returncode, err[-2000:])
+  if proc.returncode:
+    assert "KeyboardInterrupt" in err

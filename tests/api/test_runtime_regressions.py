@@ -204,3 +204,19 @@ def test_einsum_interleaved_form_matches_numpy(rng):
 def test_einsum_interleaved_bad_label_raises_type_error():
   with pytest.raises(TypeError, match="lists must contain either Ellipsis"):
     jnp.einsum(np.ones(2), ["a"])
+
+
+# -- a higher-order call with no batched operand that reads the vmap's axis --------
+
+
+@pytest.mark.parametrize("fun, expected", [
+    (lambda x: xjax.jit(lambda: xjax.lax.axis_index("i"))(), [0, 1, 2]),
+    (lambda x: xjax.jit(lambda y: xjax.lax.psum(y, "i"))(2.0), [6.0, 6.0, 6.0]),
+    (lambda x: xjax.lax.cond(True, lambda: xjax.lax.axis_index("i"), lambda: 0), [0, 1, 2]),
+    (lambda x: xjax.lax.scan(lambda c, _: (c + xjax.lax.axis_index("i"), None), 0, None,
+                             length=2)[0], [0, 2, 4]),
+    (lambda x: xjax.jit(lambda: xjax.lax.all_gather(1.0, "i"))(), [[1.0] * 3] * 3),
+], ids=["jit-axis_index", "jit-psum", "cond-axis_index", "scan-axis_index", "jit-all_gather"])
+def test_unbatched_higher_order_call_reading_the_axis_is_batched(fun, expected):
+  # Such calls ran once, unbatched, and failed to lower (JAX batches them).
+  np.testing.assert_array_equal(xjax.vmap(fun, axis_name="i")(jnp.ones(3)), expected)

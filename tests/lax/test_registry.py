@@ -1,54 +1,281 @@
-"""Completeness by machine: every lax primitive has a spec entry and the rules it needs.
+"""Completeness by machine: every primitive has the rules it needs, and a spec.
 
-The primitives are found by walking the `xjax._src.lax` package, so a
-primitive added without a spec in `specs.py` (or without an abstract eval or a
-lowering) fails here. `impl` may stay None: eager evaluation is generic.
+The primitives are found by importing every module of the `xjax` package and
+collecting the `core.Primitive` instances they hold (lax, random, jit,
+checkpoint, custom derivatives, the ad helpers, control flow, collectives),
+and checked against every Primitive alive, so one made inside a function is
+not missed. No hand list names them.
+
+Each primitive needs, unless `GAPS` names it with the reason:
+
+* `abstract_eval` and `lowering`;
+* `jvp` (a primitive without one is declared non-differentiable in `GAPS`);
+* `batch`;
+* `transpose`, when the spec table marks it linear in some operand;
+* `partial_eval`, when it is higher-order (its params carry jaxprs): without
+  it the generic rule stages the whole equation, and the known part of its
+  jaxpr would become unknown.
+
+A rule whose body only raises does not count as present. `impl` may stay
+None: eager evaluation is generic.
 """
+import ast
+import functools
+import gc
 import importlib
+import inspect
+import os
 import pkgutil
+import textwrap
 
 import numpy as np
 import pytest
 
 import xjax
-import xjax._src.lax
 from xjax._src import core
 
 import specs
 
+RULE_SLOTS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "lowering", "partial_eval")
 
-def _lax_modules():
-  package = xjax._src.lax
-  yield from (importlib.import_module(info.name) for info in
-              pkgutil.walk_packages(package.__path__, prefix=package.__name__ + "."))
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _lax_primitives():
-  """Every Primitive held by a module of xjax._src.lax, with the module that defines it."""
+def _xjax_modules():
+  yield xjax
+  for info in pkgutil.walk_packages(xjax.__path__, prefix="xjax."):
+    yield importlib.import_module(info.name)
+
+
+def _all_primitives():
+  """Every Primitive held by a module of xjax, sorted by name."""
   found = {}
-  for module in _lax_modules():
+  for module in _xjax_modules():
     for value in vars(module).values():
-      if isinstance(value, core.Primitive) and id(value) not in found:
-        found[id(value)] = (module.__name__, value)
-  return sorted(found.values(), key=lambda mp: (mp[0], mp[1].name))
+      if isinstance(value, core.Primitive):
+        found[id(value)] = value
+  return sorted(found.values(), key=lambda p: p.name)
 
 
-PRIMITIVES = [pytest.param(p, id=f"{m.rsplit('.', 1)[-1]}.{p.name}") for m, p in _lax_primitives()]
+ALL = _all_primitives()
+BY_NAME = {p.name: p for p in ALL}
+PRIMITIVES = [pytest.param(p, id=p.name) for p in ALL]
 SPECCED = {id(s.primitive) for s in specs.SPECS}
 
-# Primitives the spec table cannot drive (it calls them eagerly, outside any named
-# axis); their own tests say where they are covered.
+
+def _defined_in_xjax(primitive) -> bool:
+  rules = [getattr(primitive, slot) for slot in RULE_SLOTS]
+  return any(getattr(r, "__module__", "").startswith("xjax.") for r in rules if r is not None)
+
+
+def test_registry_finds_every_primitive():
+  assert len(BY_NAME) == len(ALL), "two primitives share a name"
+  assert {"add", "sin", "convert_element_type", "select_n", "dot_general", "broadcast_in_dim",
+          "reshape", "jit", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_lin",
+          "add_any", "stop_gradient", "cond", "while", "scan", "psum", "axis_index",
+          "threefry2x32", "random_bits", "random_gamma"} <= set(BY_NAME)
+  assert len(ALL) >= 120
+
+
+def test_every_live_primitive_is_held_by_a_module():
+  """A primitive kept only in a function's closure or a table would escape the walk."""
+  found = {id(p) for p in ALL}
+  alive = [o for o in gc.get_objects() if isinstance(o, core.Primitive) and _defined_in_xjax(o)]
+  missing = [p.name for p in alive if id(p) not in found]
+  assert not missing, f"primitives no module holds: {missing}"
+
+
+# ----------------------------------------------------------------------------
+# Known gaps: slot -> {primitive name: why it has no (real) rule}
+
+
+_NO_NAMED_AXES = ("only vmap binds axis names (no pmap): its batching rules rewrite the "
+                  "collective away, and abstract eval rejects an unbound name, so a "
+                  "single-replica program has nothing to lower it to")
+_CUSTOM_LIN = ("the tangent part of a custom_vjp function's JVP: it is only transposed; "
+               "forward mode of a custom_vjp function is an error, as in JAX")
+_COMBINER = ("its jaxpr is a scalar combiner applied per element, not a body over the "
+             "operands: it is staged whole like a first-order primitive, as in JAX")
+
+GAPS = {
+    "lowering": {
+        "axis_index": _NO_NAMED_AXES,
+        "all_gather": _NO_NAMED_AXES,
+        "ppermute": _NO_NAMED_AXES,
+        "custom_lin": "raises JAX's TypeError (forward mode of a custom_vjp function) when "
+                      "a jvp of one is compiled",
+    },
+    "jvp": {  # declared non-differentiable; JAX 0.10.2 has no rule for these either
+        "iota": "no operands: no tangent ever reaches it",
+        "axis_index": "no operands: no tangent ever reaches it",
+        "threefry2x32": "uint32 operands: their tangents are always symbolic zeros",
+        "nextafter": "not differentiable in JAX",
+        "pmax": "not differentiable in JAX",
+        "pmin": "not differentiable in JAX",
+        "custom_lin": _CUSTOM_LIN,
+    },
+    "batch": {
+        "iota": "no operands: no batch trace ever hands it a batched one",
+        "custom_lin": _CUSTOM_LIN,
+    },
+    "partial_eval": {
+        "reduce": _COMBINER,
+        "scatter": _COMBINER,
+        "scatter-add": _COMBINER,
+        "scatter-sub": _COMBINER,
+        "scatter-mul": _COMBINER,
+        "scatter-min": _COMBINER,
+        "scatter-max": _COMBINER,
+    },
+}
+
+# Primitives the spec table cannot drive, and the tests that cover them.
 NO_SPEC = {
-    "psum", "pmax", "pmin", "axis_index", "all_gather", "ppermute",  # tests/api/test_vmap.py
-    "cond", "while", "scan",  # tests/lax/control_flow
+    **dict.fromkeys(("psum", "pmax", "pmin", "axis_index", "all_gather", "ppermute"),
+                    "api/test_vmap.py"),  # only defined inside a named axis
+    **dict.fromkeys(("cond", "while", "scan"), "lax/control_flow/test_control_flow.py"),
+    "jit": "api/test_jit.py",
+    **dict.fromkeys(("checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_lin",
+                     "add_any"), "api/test_grad.py"),
+    **dict.fromkeys(("random_seed", "random_bits", "random_split", "random_fold_in",
+                     "random_gamma"), "random/test_transforms.py"),
+    "threefry2x32": "random/test_threefry.py",
 }
 
 
-def test_registry_finds_the_lax_primitives():
-  names = {p.values[0].name for p in PRIMITIVES}
-  assert {"add", "sin", "convert_element_type", "select_n", "dot_general",
-          "broadcast_in_dim", "reshape"} <= names
-  assert len(names) >= 70
+def _body(node):
+  body = node.body
+  if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+    body = body[1:]  # the docstring
+  return body
+
+
+def _returns(node) -> bool:
+  """Whether `node` holds a return or yield outside nested functions."""
+  for child in ast.iter_child_nodes(node):
+    if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+      continue
+    if isinstance(child, (ast.Return, ast.Yield, ast.YieldFrom)) or _returns(child):
+      return True
+  return False
+
+
+def only_raises(rule) -> bool:
+  """Whether `rule`'s body ends in a raise and never returns (a placeholder, not a rule)."""
+  while isinstance(rule, functools.partial):
+    rule = rule.func
+  try:
+    tree = ast.parse(textwrap.dedent(inspect.getsource(inspect.unwrap(rule))))
+  except (OSError, TypeError, SyntaxError):  # a builtin, or a lambda inside an expression
+    return False
+  node = tree.body[0]
+  if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    return False
+  body = _body(node)
+  return bool(body) and isinstance(body[-1], ast.Raise) and not any(map(_returns, body))
+
+
+def test_only_raises_tells_placeholders_from_rules():
+  def placeholder(ctx, x, **params):
+    """Doc."""
+    raise NameError("unbound axis name: i")
+
+  def checks_then_returns(x, *, axes):
+    if axes:
+      raise NameError("unbound")
+    return x
+
+  def returns_from_a_branch(x):
+    if x:
+      return x
+    raise ValueError
+
+  assert only_raises(placeholder)
+  assert only_raises(functools.partial(placeholder, None))
+  assert not only_raises(checks_then_returns)
+  assert not only_raises(returns_from_a_branch)
+  assert not only_raises(lambda x: x)
+  assert not only_raises(len)
+
+
+def has_rule(primitive, slot: str) -> bool:
+  rule = getattr(primitive, slot)
+  return rule is not None and not only_raises(rule)
+
+
+_JAXPR_PARAM_NAMES = ("jaxpr", "branches")
+
+
+def _param_names(primitive) -> set:
+  """The keyword parameters (the params) its rules take."""
+  names = set()
+  for slot in RULE_SLOTS:
+    rule = getattr(primitive, slot)
+    while isinstance(rule, functools.partial):
+      rule = rule.func
+    try:
+      parameters = inspect.signature(rule).parameters.values() if rule is not None else ()
+    except (TypeError, ValueError):
+      continue
+    names.update(q.name for q in parameters if q.kind is q.KEYWORD_ONLY)
+  return names
+
+
+def is_higher_order(primitive) -> bool:
+  """Whether its params carry jaxprs (``jaxpr``, ``branches``, ``*_jaxpr``)."""
+  return any(n in _JAXPR_PARAM_NAMES or n.endswith(("_jaxpr", "_jaxprs"))
+             for n in _param_names(primitive))
+
+
+def test_higher_order_primitives_are_found():
+  found = {p.name for p in ALL if is_higher_order(p)}
+  assert {"jit", "checkpoint", "custom_jvp_call", "custom_vjp_call", "cond", "while",
+          "scan"} <= found
+  assert not {"add", "add_any", "stop_gradient", "psum", "sort", "random_bits"} & found
+
+
+def _check_slot(primitive, slot: str, why_needed: str = ""):
+  if primitive.name in GAPS.get(slot, {}):
+    return
+  if has_rule(primitive, slot):
+    return
+  rule = getattr(primitive, slot)
+  detail = "no" if rule is None else f"only a placeholder that raises ({rule.__name__}) as its"
+  pytest.fail(f"primitive '{primitive.name}' has {detail} {slot} rule{why_needed}: define "
+              f"one, or list it in GAPS['{slot}'] with the reason")
+
+
+@pytest.mark.parametrize("primitive", PRIMITIVES)
+def test_primitive_has_abstract_eval_and_lowering(primitive):
+  _check_slot(primitive, "abstract_eval")
+  _check_slot(primitive, "lowering")
+
+
+@pytest.mark.parametrize("primitive", PRIMITIVES)
+def test_primitive_has_a_jvp_rule_or_is_declared_non_differentiable(primitive):
+  _check_slot(primitive, "jvp")
+
+
+@pytest.mark.parametrize("primitive", PRIMITIVES)
+def test_primitive_has_a_batching_rule(primitive):
+  _check_slot(primitive, "batch")
+
+
+@pytest.mark.parametrize("primitive", PRIMITIVES)
+def test_higher_order_primitive_has_a_partial_eval_rule(primitive):
+  if is_higher_order(primitive):
+    _check_slot(primitive, "partial_eval", " (its params carry jaxprs)")
+
+
+def test_gaps_are_current():
+  """Each listed gap names a primitive that really lacks the rule (stale entries fail)."""
+  for slot, gaps in GAPS.items():
+    for name in gaps:
+      assert name in BY_NAME, f"GAPS['{slot}'] names '{name}', which no module defines"
+      assert not has_rule(BY_NAME[name], slot), (
+          f"'{name}' now has a {slot} rule: remove it from GAPS['{slot}']")
+  for name in GAPS["partial_eval"]:
+    assert is_higher_order(BY_NAME[name]), f"'{name}' is first-order: no partial_eval needed"
 
 
 @pytest.mark.parametrize("primitive", PRIMITIVES)
@@ -56,32 +283,15 @@ def test_primitive_has_a_spec(primitive):
   if primitive.name in NO_SPEC:
     return
   assert id(primitive) in SPECCED, (
-      f"primitive '{primitive.name}' has no entry in tests/lax/specs.py")
+      f"primitive '{primitive.name}' has no entry in tests/lax/specs.py (or, if the table "
+      "cannot drive it, a NO_SPEC entry naming its tests)")
 
 
-@pytest.mark.parametrize("primitive", PRIMITIVES)
-def test_primitive_has_abstract_eval_and_lowering(primitive):
-  missing = [slot for slot in ("abstract_eval", "lowering") if getattr(primitive, slot) is None]
-  assert not missing, f"primitive '{primitive.name}' lacks {', '.join(missing)}"
-
-
-def _higher_order_primitives():
-  from xjax._src import checkpoint, custom_derivatives, jit
-  from xjax._src.interpreters import ad
-  return [jit.jit_p, checkpoint.checkpoint_p, custom_derivatives.custom_jvp_call_p,
-          custom_derivatives.custom_vjp_call_p, ad.add_any_p, ad.stop_gradient_p]
-
-
-# iota has no operands, so no batch trace ever hands it a batched one.
-NO_BATCH_RULE = {"iota"}
-
-
-@pytest.mark.parametrize("primitive", PRIMITIVES + [
-    pytest.param(p, id=f"core.{p.name}") for p in _higher_order_primitives()])
-def test_primitive_has_a_batching_rule(primitive):
-  if primitive.name in NO_BATCH_RULE:
-    return
-  assert primitive.batch is not None, f"primitive '{primitive.name}' has no batching rule"
+def test_no_spec_entries_are_current():
+  for name, path in NO_SPEC.items():
+    assert name in BY_NAME, f"NO_SPEC names '{name}', which no module defines"
+    assert id(BY_NAME[name]) not in SPECCED, f"'{name}' has a spec now: remove it from NO_SPEC"
+    assert os.path.exists(os.path.join(TESTS, path)), f"NO_SPEC['{name}']: no tests/{path}"
 
 
 def _eqn_primitives(jaxpr):

@@ -10,6 +10,7 @@ from xjax._src import backend
 from xjax._src import core
 from xjax._src import dispatch
 from xjax._src import dtypes
+from xjax._src import traceback_util
 from xjax._src import tree_util
 from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
                                 fun_signature, infer_argnums_and_argnames, shaped_abstractify)
@@ -77,6 +78,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape: bool = False
   check_callable(fun)
   static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
+  @traceback_util.api_boundary
   @functools.wraps(fun)
   def make_jaxpr_f(*args, **kwargs):
     n = len(args)
@@ -111,6 +113,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape: bool = False
   return make_jaxpr_f
 
 
+@traceback_util.api_boundary
 def eval_shape(fun, *args, **kwargs):
   """The output shapes and dtypes of `fun(*args, **kwargs)`, computed without running it.
 
@@ -300,6 +303,7 @@ def _check_tangent(p, t):
                      f"Got primal shape {p_aval.shape} and tangent shape as {t_aval.shape}")
 
 
+@traceback_util.api_boundary
 def jvp(fun, primals, tangents, has_aux: bool = False):
   """Forward-mode derivative: ``(fun(*primals), d fun(primals) . tangents)``.
 
@@ -357,6 +361,7 @@ def _linearize_tree(fun, primals, has_aux: bool):
   return leaves, in_tree, outs, linear, stores.get("n_out", len(outs)), stores
 
 
+@traceback_util.api_boundary
 def linearize(fun, *primals, has_aux: bool = False):
   """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the linear map at primals.
 
@@ -389,6 +394,7 @@ def linearize(fun, *primals, has_aux: bool = False):
   return out, f_jvp
 
 
+@traceback_util.api_boundary
 def vjp(fun, *primals, has_aux: bool = False):
   """``(fun(*primals), vjp_fun)`` where ``vjp_fun(ct)`` pulls a cotangent back to the inputs.
 
@@ -539,8 +545,11 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
 
   Mirrors `jax.value_and_grad`.
   """
+  if reduce_axes:
+    raise NotImplementedError("reduce_axes argument to grad is deprecated")
   check_callable(fun)
 
+  @traceback_util.api_boundary
   @functools.wraps(fun)
   def value_and_grad_f(*args, **kwargs):
     single, dyn, partial_fun = _diff_args(
@@ -570,8 +579,9 @@ def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
 
   Mirrors `jax.grad`.
   """
-  vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+  vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
+  @traceback_util.api_boundary
   @functools.wraps(fun)
   def grad_f(*args, **kwargs):
     value, g = vg(*args, **kwargs)

@@ -129,15 +129,28 @@ def transfer_to_device(x: np.ndarray, device):
                                  [device], False, False, _COPY_DURING_CALL, True)
 
 
-def compile_module(mlir_text: str, device, host_callbacks=()):
-  """Compiles StableHLO module text for one device."""
+def compile_module(mlir_text: str, device, host_callbacks=(), compiler_options=()):
+  """Compiles StableHLO module text for one device.
+
+  `compiler_options` are (XLA option name, value) pairs, e.g.
+  ``(("xla_cpu_enable_fast_math", True),)``; an unknown name raises XLA's error.
+  """
   options = xla_client.CompileOptions()
+  if compiler_options:
+    options.env_option_overrides = list(compiler_options)
   # Without an explicit assignment the single replica runs on device 0.
   options.device_assignment = xla_client.DeviceAssignment.create(np.array([[device.id]]))
   devices = xla_client.DeviceList((device,))
   if host_callbacks:
     return client().compile_and_load(mlir_text, devices, options, list(host_callbacks))
   return client().compile_and_load(mlir_text, devices, options)
+
+
+def hlo_text(mlir_text: str) -> str:
+  """The HLO text of a StableHLO module (before XLA's optimizations)."""
+  computation = _jax.mlir.mlir_module_to_xla_computation(mlir_text, use_tuple_args=False,
+                                                         return_tuple=False)
+  return computation.as_hlo_text()
 
 
 def result_handlers(avals, device, committed: bool) -> list:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 from xjax._src import core
+from xjax._src import traceback_util
 from xjax._src import tree_util
 from xjax._src.api_util import flatten_fun, fun_name
 from xjax._src.interpreters import ad
@@ -78,7 +79,7 @@ def _checkpoint_partial_eval(trace, args, unknowns, *, jaxpr, prevent_cse, diffe
   return [next(unknown_iter) if u else next(known_iter) for u in out_unknowns]
 
 
-checkpoint_p.partial_eval = _checkpoint_partial_eval
+checkpoint_p.def_partial_eval(_checkpoint_partial_eval)
 
 
 @checkpoint_p.def_batch
@@ -118,6 +119,7 @@ def checkpoint(fun, *, prevent_cse: bool = True, policy=None, static_argnums=())
   """
   static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
+  @traceback_util.api_boundary
   @functools.wraps(fun)
   def fun_remat(*args, **kwargs):
     n = len(args)

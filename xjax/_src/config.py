@@ -25,11 +25,21 @@ def _parse_bool(name: str, text: str) -> bool:
 
 
 class _Flag:
-  """One configuration flag: its default, environment variable and parser."""
-  __slots__ = ("name", "default", "env", "kind", "help")
+  """One configuration flag: its default, environment variable, parser and allowed values."""
+  __slots__ = ("name", "default", "env", "kind", "help", "choices")
 
-  def __init__(self, name, default, env=None, kind=bool, help=""):
+  def __init__(self, name, default, env=None, kind=bool, help="", choices=None):
     self.name, self.default, self.env, self.kind, self.help = name, default, env, kind, help
+    self.choices = choices  # for enum flags: the allowed strings (None is allowed too
+    # where the default is None)
+
+  def check(self, value):
+    """JAX's ValueError for a value outside an enum flag's choices."""
+    if self.choices is None or value in self.choices or (value is None and self.default is None):
+      return
+    allowed = "None or in" if self.default is None else "in"
+    raise ValueError(f"new enum value must be {allowed} {list(self.choices)}, got {value} of "
+                     f"type {type(value)}.")
 
   def initial_value(self):
     if self.env is not None and self.env in os.environ:
@@ -52,7 +62,8 @@ _FLAGS = [
     _Flag("jax_threefry_partitionable", False, "JAX_THREEFRY_PARTITIONABLE",
           help="Use the partitionable threefry stream layout."),
     _Flag("jax_traceback_filtering", "auto", "JAX_TRACEBACK_FILTERING", kind=str,
-          help="Hide xjax-internal frames from tracebacks: 'auto', 'off', 'remove_frames'."),
+          help="How xjax-internal frames are hidden from tracebacks (see traceback_util).",
+          choices=("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto")),
     _Flag("jax_platforms", None, "JAX_PLATFORMS", kind=str,
           help="Comma-separated list of platforms to initialise, e.g. 'cpu'."),
     _Flag("jax_platform_name", None, "JAX_PLATFORM_NAME", kind=str,
@@ -60,11 +71,18 @@ _FLAGS = [
     _Flag("jax_default_device", None, None, kind=object,
           help="Device on which uncommitted values are placed."),
     _Flag("jax_default_matmul_precision", None, "JAX_DEFAULT_MATMUL_PRECISION", kind=str,
-          help="Default precision of matrix multiplication."),
+          help="Default precision of matrix multiplication for float32 operands.",
+          choices=("default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+                   "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+                   "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32",
+                   "BF16_BF16_BF16", "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6",
+                   "BF16_BF16_F32_X9", "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32",
+                   "F64_F64_F64")),
     _Flag("jax_numpy_rank_promotion", "allow", "JAX_NUMPY_RANK_PROMOTION", kind=str,
-          help="Rank promotion in jnp broadcasting: 'allow', 'warn' or 'raise'."),
+          help="Rank promotion in jnp broadcasting: 'allow', 'warn' or 'raise'.",
+          choices=("allow", "warn", "raise")),
     _Flag("jax_numpy_dtype_promotion", "standard", "JAX_NUMPY_DTYPE_PROMOTION", kind=str,
-          help="Dtype promotion: 'standard' or 'strict'."),
+          help="Dtype promotion: 'standard' or 'strict'.", choices=("standard", "strict")),
 ]
 
 
@@ -122,6 +140,7 @@ class Config:
         value = bool(value)
       else:
         raise TypeError(f"config option {name} takes a bool, got {type(value).__name__}")
+    flag.check(value)
     with self._lock:
       self._values[name] = value
       self._sync_fast_attributes()
@@ -137,6 +156,7 @@ class Config:
     """Sets ``name`` to ``value`` in this thread while the block runs."""
     if name not in self._values:
       raise AttributeError(f"Unrecognized config option: {name}")
+    self._flags[name].check(value)
     overrides = getattr(self._local, "overrides", None)
     if overrides is None:
       overrides = self._local.overrides = {}
@@ -209,6 +229,12 @@ def enable_checks(new_val: bool = True):
 def default_device(device):
   """Context manager setting the device for uncommitted values (mirrors `jax.default_device`)."""
   return config.override("jax_default_device", device)
+
+
+def default_matmul_precision(precision: str | None):
+  """Context manager setting `jax_default_matmul_precision` in this thread
+  (mirrors `jax.default_matmul_precision`)."""
+  return config.override("jax_default_matmul_precision", precision)
 
 
 def threefry_partitionable(new_val: bool = True):

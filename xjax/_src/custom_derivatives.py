@@ -122,6 +122,14 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp_jaxpr_fun, num_co
   return outs[:n], outs[n:]
 
 
+@custom_jvp_call_p.def_partial_eval
+def _custom_jvp_call_partial_eval(trace, args, unknowns, *, call_jaxpr, **_):
+  # As in JAX: partial evaluation only builds linear functions, which no longer need the
+  # custom rule; the function is inlined, so its known part stays known.
+  with core.set_current_trace(trace):
+    return core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+
+
 def _copy_names(src, dst) -> None:
   """Carries the printed names of a rule callable over to a transformed one."""
   for attr in ("fun_name", "rule_name"):
@@ -289,6 +297,12 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
   tangents_out = custom_lin_p.bind(*res, *arg_tangents, num_res=num_res, bwd=bwd,
                                    out_avals=out_avals, symbolic_zeros=symbolic_zeros)
   return outs, tangents_out
+
+
+@custom_vjp_call_p.def_partial_eval
+def _custom_vjp_call_partial_eval(trace, args, unknowns, **params):
+  # As in JAX: the whole call is staged (every output unknown), the custom rules kept.
+  return trace.stage(custom_vjp_call_p, args, params)
 
 
 _NO_FORWARD_MODE = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."

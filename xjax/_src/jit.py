@@ -19,6 +19,7 @@ import weakref
 from xjax._src import core
 from xjax._src import dispatch
 from xjax._src import stablehlo as hlo
+from xjax._src import traceback_util
 from xjax._src import tree_util
 from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
                                 fun_name, fun_signature, infer_argnums_and_argnames,
@@ -29,6 +30,8 @@ from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src import backend
+
+_backend = backend  # `jit` has an argument of that name
 
 
 # ----------------------------------------------------------------------------
@@ -191,10 +194,11 @@ class Jitted:
   __slots__ = ("_fun", "_sig", "_static_argnums", "_static_argnames", "_donate_argnums",
                "_donate_argnames", "_inline", "_keep_unused", "_device", "_name",
                "_has_statics", "_inline_fast", "_cache", "_jaxpr_cache", "_converted",
+               "_compiler_options",
                "__dict__", "__weakref__")
 
   def __init__(self, fun, static_argnums, static_argnames, donate_argnums,
-               donate_argnames, inline, keep_unused, device):
+               donate_argnames, inline, keep_unused, device, compiler_options=()):
     check_callable(fun)
     functools.update_wrapper(self, fun)
     self._fun = fun
@@ -211,13 +215,14 @@ class Jitted:
     self._inline = inline
     self._keep_unused = keep_unused
     self._device = device
+    self._compiler_options = compiler_options
     self._name = fun_name(fun)
     self._has_statics = bool(self._static_argnums or self._static_argnames)
     self._inline_fast = inline and not self._has_statics
     # As in JAX, caches belong to the function (and options), not to this
     # wrapper: `jit(f)(x)` twice with new wrappers traces once.
     options = (self._static_argnums, self._static_argnames, self._donate_argnums,
-               self._donate_argnames, inline, keep_unused, device)
+               self._donate_argnames, inline, keep_unused, device, compiler_options)
     self._cache, self._jaxpr_cache, self._converted = _caches_for(fun, options)
 
   def __get__(self, obj, objtype=None):
@@ -345,51 +350,55 @@ class Jitted:
   def __call__(self, *args, **kwargs):
     # The hot path: flatten, key, look up, execute. Keep it short and measured
     # (bench/workloads.py, "jit dispatch").
-    disabled, check_nans, flags_key = config.dispatch_state()
-    if disabled or (self._inline_fast and core.trace_ctx.trace is not core.eval_trace):
-      # Inlined under a trace: the function's equations join the enclosing jaxpr.
-      return self._fun(*args, **kwargs)
-    if self._has_statics:
-      dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
-    else:
-      dyn_args, dyn_kwargs, statics = args, kwargs, ()
-    leaves = []
-    root = tree_util.flatten_call_args(dyn_args, dyn_kwargs, leaves)
-    if core.trace_ctx.trace is not core.eval_trace:
-      in_tree = tree_util.PyTreeDef(root, len(leaves))
-      return self._bind(statics, dyn_args, dyn_kwargs, leaves, in_tree)
-    if self._device is None:
-      # The common case in one loop: uncommitted Arrays on the default device.
-      device, committed = dispatch.default_device(), False
-      avals, buffers = [], []
-      for x in leaves:
-        if type(x) is not Array or x._committed or x._device is not device:
-          avals, device, committed, buffers = self._signature(leaves, dyn_args, dyn_kwargs)
-          break
-        avals.append(x.aval)
-        buffers.append(x._buf)
-    else:
-      avals, device, committed, buffers = self._signature(leaves, dyn_args, dyn_kwargs)
-    avals = tuple(avals)
-    # The bare tree node, not a PyTreeDef: tuples hash and compare at C speed.
-    key = (root, avals, statics, device, flags_key)
-    entry = _lookup(self._cache, key, statics) if statics else self._cache.get(key)
-    if entry is None:
-      in_tree = tree_util.PyTreeDef(root, len(leaves))
-      entry = self._cache[key] = self._compile(statics, dyn_args, dyn_kwargs, leaves,
-                                               in_tree, avals, device)
-    outs = entry.executable.run(buffers, committed)
-    if entry.donate_mask is not None:
-      _mark_donated(leaves, entry.donate_mask)
-    if check_nans:
-      dispatch.check_nans(self._name, outs)
-    return entry.out_tree.unflatten(outs)
+    try:
+      disabled, check_nans, flags_key = config.dispatch_state()
+      if disabled or (self._inline_fast and core.trace_ctx.trace is not core.eval_trace):
+        # Inlined under a trace: the function's equations join the enclosing jaxpr.
+        return self._fun(*args, **kwargs)
+      if self._has_statics:
+        dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+      else:
+        dyn_args, dyn_kwargs, statics = args, kwargs, ()
+      leaves = []
+      root = tree_util.flatten_call_args(dyn_args, dyn_kwargs, leaves)
+      if core.trace_ctx.trace is not core.eval_trace:
+        in_tree = tree_util.PyTreeDef(root, len(leaves))
+        return self._bind(statics, dyn_args, dyn_kwargs, leaves, in_tree)
+      if self._device is None:
+        # The common case in one loop: uncommitted Arrays on the default device.
+        device, committed = dispatch.default_device(), False
+        avals, buffers = [], []
+        for x in leaves:
+          if type(x) is not Array or x._committed or x._device is not device:
+            avals, device, committed, buffers = self._signature(leaves, dyn_args, dyn_kwargs)
+            break
+          avals.append(x.aval)
+          buffers.append(x._buf)
+      else:
+        avals, device, committed, buffers = self._signature(leaves, dyn_args, dyn_kwargs)
+      avals = tuple(avals)
+      # The bare tree node, not a PyTreeDef: tuples hash and compare at C speed.
+      key = (root, avals, statics, device, flags_key)
+      entry = _lookup(self._cache, key, statics) if statics else self._cache.get(key)
+      if entry is None:
+        in_tree = tree_util.PyTreeDef(root, len(leaves))
+        entry = self._cache[key] = self._compile(statics, dyn_args, dyn_kwargs, leaves,
+                                                 in_tree, avals, device)
+      outs = entry.executable.run(buffers, committed)
+      if entry.donate_mask is not None:
+        _mark_donated(leaves, entry.donate_mask)
+      if check_nans:
+        dispatch.check_nans(self._name, outs)
+      return entry.out_tree.unflatten(outs)
+    except Exception as e:  # free when nothing is raised
+      traceback_util.filter_traceback(e)
+      raise
 
   def _compile(self, statics, dyn_args, dyn_kwargs, leaves, in_tree, avals, device):
     closed, out_tree = self._trace(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals)
     donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
     text = self._lower_text(closed, donate_mask)
-    exe = backend.compile_module(text, device)
+    exe = backend.compile_module(text, device, compiler_options=self._compiler_options)
     consts = [dispatch.to_buffer(c, device) for c in closed.consts]
     executable = dispatch.Executable(exe, closed, device, consts, text)
     return _CacheEntry(executable, out_tree, donate_mask, closed)
@@ -427,6 +436,7 @@ class Jitted:
 
   # -- ahead-of-time ----------------------------------------------------------
 
+  @traceback_util.api_boundary
   def trace(self, *args, **kwargs) -> Traced:
     """Traces for these arguments; `.jaxpr` is the ClosedJaxpr (mirrors `jax.jit(f).trace`)."""
     dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
@@ -436,6 +446,7 @@ class Jitted:
     donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
     return Traced(self, closed, in_tree, out_tree, donate_mask)
 
+  @traceback_util.api_boundary
   def lower(self, *args, **kwargs) -> Lowered:
     """Lowers for these arguments to StableHLO (mirrors `jax.jit(f).lower`)."""
     return self.trace(*args, **kwargs).lower()
@@ -453,6 +464,9 @@ class Jitted:
 
   def _cache_size(self) -> int:
     return len(self._cache)
+
+
+traceback_util.register_boundary(Jitted.__call__.__code__)
 
 
 class Traced:
@@ -485,14 +499,28 @@ class Lowered:
     self._text = text
 
   def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
-    return self._text
+    """The module as text: StableHLO (default, or dialect='stablehlo') or HLO (dialect='hlo').
+
+    Raises:
+      ValueError: an unknown dialect.
+      NotImplementedError: debug_info=True (xjax's modules carry no source locations yet).
+    """
+    if debug_info:
+      raise NotImplementedError("Lowered.as_text(debug_info=True) is not implemented in xjax "
+                                "yet: its modules carry no source locations.")
+    return self.compiler_ir(dialect)
 
   def compiler_ir(self, dialect: str | None = None) -> str:
-    return self._text
+    if dialect in (None, "stablehlo"):
+      return self._text
+    if dialect == "hlo":
+      return backend.hlo_text(self._text)
+    raise ValueError(f"Unknown dialect {dialect!r}: use 'stablehlo' or 'hlo'.")
 
   def compile(self) -> Compiled:
     device = self._traced._jitted._device or dispatch.default_device()
-    exe = backend.compile_module(self._text, device)
+    exe = backend.compile_module(self._text, device,
+                                 compiler_options=self._traced._jitted._compiler_options)
     closed = self._traced.jaxpr
     consts = [dispatch.to_buffer(c, device) for c in closed.consts]
     return Compiled(dispatch.Executable(exe, closed, device, consts, self._text),
@@ -581,13 +609,18 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
   Args:
     fun: a function of arrays (and pytrees of arrays) returning the same.
     static_argnums: positions of arguments treated as compile-time constants;
-      they must be hashable, and each new value retraces.
+      they must be hashable, and each new value (or type) retraces.
     static_argnames: names of keyword arguments treated the same way.
     donate_argnums, donate_argnames: arguments whose buffers the computation
       may reuse for its outputs; they are deleted after the call.
     inline: inline this function into an enclosing jit's jaxpr.
     keep_unused: keep unused arguments in the compiled program.
     device: the device to run on (commits the outputs to it).
+    backend: the platform to run on; only the one present ('cpu') is known.
+    compiler_options: XLA options for this function's compilations, a dict
+      of option name to value (e.g. ``{"xla_cpu_enable_fast_math": True}``).
+    in_shardings, out_shardings, abstracted_axes: not implemented yet;
+      anything but None raises NotImplementedError.
 
   Returns:
     A `Jitted` callable; usable as a decorator, with or without arguments.
@@ -595,12 +628,27 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
   Raises:
     TypeError: `fun` is not callable; an argument is not an array type.
     ValueError: static arguments are unhashable or name arguments `fun` lacks.
+    RuntimeError: `backend` names a platform that is not present.
+    NotImplementedError: in_shardings, out_shardings or abstracted_axes given.
 
   Mirrors `jax.jit`.
   """
+  for name, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
+    if value is not None:
+      raise NotImplementedError(f"jit({name}=...) is not implemented in xjax yet; leave it "
+                                "None (the sharding issue implements the shardings).")
+  if abstracted_axes is not None:
+    raise NotImplementedError("jit(abstracted_axes=...) is not implemented in xjax yet (no "
+                              "shape polymorphism); leave it None.")
+  if backend is not None and backend != _backend.platform():
+    raise RuntimeError(f"Unknown backend: '{backend}' requested, but no platforms that are "
+                       f"instances of {backend} are present. Platforms present are: "
+                       f"{_backend.platform()}")
+  options = () if compiler_options is None else tuple(sorted(dict(compiler_options).items()))
+
   def wrap(f):
     return Jitted(f, static_argnums, static_argnames, donate_argnums, donate_argnames,
-                  inline, keep_unused, device)
+                  inline, keep_unused, device, options)
   if fun is None:
     return wrap
   return wrap(fun)

@@ -8,6 +8,7 @@ import inspect
 import numpy as np
 
 from xjax._src import core
+from xjax._src import traceback_util
 from xjax._src import tree_util
 from xjax._src.api_util import check_callable, flatten_fun, shaped_abstractify
 from xjax._src.interpreters import batching
@@ -48,7 +49,8 @@ def _check_axes_spec(axes, what: str) -> None:
                       f"those types as leaves, but got {axes}.")
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None,
+         sum_match: bool = False):
   """Vectorizes `fun` over an axis of its arguments.
 
   Args:
@@ -62,7 +64,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
       prefix of the output pytree); None only for outputs that are not mapped.
     axis_name: a name for the mapped axis, for collectives such as `lax.psum`.
     axis_size: the size of the mapped axis; required when no argument is mapped.
-    spmd_axis_name: accepted for compatibility; ignored (one device).
+    spmd_axis_name, sum_match: not implemented yet (they need sharding):
+      anything but None/False raises NotImplementedError.
 
   Returns:
     The vectorized function. Its outputs gain the mapped axis at `out_axes`.
@@ -82,9 +85,15 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
           or tree_util.is_tree_node(type(in_axes))):
     raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding "
                     f"to the positional arguments passed to the function, but got {in_axes}.")
+  if spmd_axis_name is not None:
+    raise NotImplementedError("vmap(spmd_axis_name=...) is not implemented in xjax yet (it "
+                              "shards the mapped axis over a mesh axis); leave it None.")
+  if sum_match:
+    raise NotImplementedError("vmap(sum_match=True) is not implemented in xjax yet.")
   _check_axes_spec(in_axes, "in_axes")
   _check_axes_spec(out_axes, "out_axes")
 
+  @traceback_util.api_boundary
   @functools.wraps(fun)
   def vmap_f(*args, **kwargs):
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):

@@ -132,7 +132,9 @@ class BatchTrace(core.Trace):
 
   def process_primitive(self, primitive, args, params):
     vals, dims = zip(*map(self.to_batch_info, args)) if args else ((), ())
-    if not primitive.batch_always and all(d is not_mapped for d in dims):
+    if (not primitive.batch_always and all(d is not_mapped for d in dims)
+        and not (self.axis_data.name is not None
+                 and self.axis_data.name in _axis_names_in_params(params))):
       with core.set_current_trace(self.parent_trace):
         return primitive.bind(*vals, **params)
     rule = primitive.batch
@@ -146,6 +148,36 @@ class BatchTrace(core.Trace):
 
   def box(self, x, bdim):
     return x if bdim is not_mapped else BatchTracer(self, x, bdim, source_info.current())
+
+
+def _axis_names_in_params(params) -> frozenset:
+  """The axis names the collectives inside a higher-order primitive's jaxprs use.
+
+  A jit (or cond, scan, ...) with no batched operand still depends on the batch
+  when its body reads the batch's axis (`lax.axis_index('i')`, `psum` over 'i'):
+  it must go through its batching rule, not run once unbatched.
+  """
+  names = frozenset()
+  for value in params.values():
+    for jaxpr in (value if isinstance(value, tuple) else (value,)):
+      if isinstance(jaxpr, core.ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
+      if isinstance(jaxpr, core.Jaxpr):
+        names |= _jaxpr_axis_names(jaxpr)
+  return names
+
+
+def _jaxpr_axis_names(jaxpr: core.Jaxpr) -> frozenset:
+  # A walk, not cached: it runs only for named vmaps over unbatched higher-order calls.
+  found = set()
+  for eqn in jaxpr.eqns:
+    if eqn.primitive.batch_always:
+      for key in ("axes", "axis_name"):
+        value = eqn.params.get(key)
+        found.update(n for n in (value if isinstance(value, tuple) else (value,))
+                     if n is not None and not isinstance(n, int))
+    found |= _axis_names_in_params(eqn.params)
+  return frozenset(found)
 
 
 def _run_batched(fun, axis_data: AxisData, args, in_dims, tag=None):

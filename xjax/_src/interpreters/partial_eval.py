@@ -215,10 +215,13 @@ class PartialEvalTrace(DynamicJaxprTrace):
     if not any(unknowns):
       with core.set_current_trace(self.parent_trace):
         return primitive.bind(*args, **params)
-    rule = getattr(primitive, "partial_eval", None)
-    if rule is not None:
-      return rule(self, args, unknowns, **params)
-    return super().process_primitive(primitive, args, params)
+    rule = primitive.partial_eval
+    if rule is None:
+      # The generic rule, right for a first-order primitive: the whole equation is
+      # staged and every output is unknown. A higher-order primitive declares its own
+      # rule (tests/lax/test_registry.py checks), so the known part of its jaxpr stays known.
+      return self.stage(primitive, args, params)
+    return rule(self, args, unknowns, **params)
 
   def stage(self, primitive, args, params):
     """Records `primitive` on `args` (known ones become residual constants)."""

@@ -1,11 +1,14 @@
 """dot_general: contractions with batch dimensions (and `lax.dot` on top)."""
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
+from xjax._src.config import config
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.lax.elementwise import _coerce_scalars, convert_element_type
@@ -13,11 +16,67 @@ from xjax._src.lax.structural import transpose
 from xjax._src.lax.utils import standard_primitive
 
 
-class Precision:
-  """Matmul precision names accepted for compatibility (mirrors `jax.lax.Precision`)."""
-  DEFAULT = "DEFAULT"
-  HIGH = "HIGH"
-  HIGHEST = "HIGHEST"
+class Precision(enum.Enum):
+  """Matmul precision for float32 operands (mirrors `jax.lax.Precision`).
+
+  Also named by strings: 'default'/'bfloat16'/'fastest', 'high'/'bfloat16_3x'/
+  'tensorfloat32', 'highest'/'float32'.
+  """
+  DEFAULT = 0
+  HIGH = 1
+  HIGHEST = 2
+
+  @classmethod
+  def _missing_(cls, value):
+    if isinstance(value, str):
+      return _PRECISION_NAMES.get(value.lower())
+    return None
+
+  def __repr__(self):
+    return f"Precision.{self.name}"
+
+  __str__ = __repr__
+
+
+_PRECISION_NAMES = {
+    "default": Precision.DEFAULT, "bfloat16": Precision.DEFAULT, "fastest": Precision.DEFAULT,
+    "high": Precision.HIGH, "bfloat16_3x": Precision.HIGH, "tensorfloat32": Precision.HIGH,
+    "highest": Precision.HIGHEST, "float32": Precision.HIGHEST,
+}
+
+
+def canonicalize_precision(precision):
+  """`precision` as None or a pair of `Precision`s; None takes `jax_default_matmul_precision`.
+
+  Raises:
+    ValueError: an unknown name, or not one value or a pair.
+    NotImplementedError: a dot-algorithm preset (e.g. 'BF16_BF16_F32').
+  """
+  if precision is None:
+    default = config.jax_default_matmul_precision
+    if default is None:
+      return None
+    precision = default
+  if isinstance(precision, (str, Precision)):
+    one = _to_precision(precision)
+    return (one, one)
+  if isinstance(precision, (tuple, list)) and len(precision) == 2:
+    return (_to_precision(precision[0]), _to_precision(precision[1]))
+  raise ValueError("Precision argument must be one of:\n- None,\n- a Precision enum value,\n"
+                   "- a string naming one,\n- a tuple or list of two of these; "
+                   f"got {precision!r}.")
+
+
+def _to_precision(value) -> Precision:
+  if isinstance(value, Precision):
+    return value
+  if isinstance(value, str) and value.lower() in _PRECISION_NAMES:
+    return _PRECISION_NAMES[value.lower()]
+  if isinstance(value, str) and value.isupper() and "_" in value:
+    raise NotImplementedError(f"dot algorithm preset {value!r} as a matmul precision is not "
+                              "implemented in xjax; use 'default', 'high' or 'highest'.")
+  raise ValueError(f"Unknown matmul precision {value!r}: use a lax.Precision or one of "
+                   f"{sorted(_PRECISION_NAMES)}.")
 
 
 def _canonical_dimension_numbers(dimension_numbers):
@@ -34,7 +93,8 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     lhs, rhs: arrays; of different dtypes, the wider one is the result's.
     dimension_numbers: ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``,
       sequences of dimension indices.
-    precision: accepted for compatibility (XLA's CPU default is used).
+    precision: None, a `Precision` (or its name), or a pair of them for
+      (lhs, rhs); None takes `jax_default_matmul_precision` when it is set.
     preferred_element_type: the dtype of the result (default: the inputs' dtype).
 
   Returns:
@@ -44,6 +104,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     TypeError: contracting or batch dimensions have different sizes, or the
       dtypes differ but neither is wider (int32 with uint32, float16 with
       bfloat16).
+    ValueError: an unknown precision.
 
   Mirrors `jax.lax.dot_general`.
   """
@@ -52,7 +113,8 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
   return dot_general_p.bind(lhs, rhs,
                             dimension_numbers=_canonical_dimension_numbers(dimension_numbers),
-                            precision=precision, preferred_element_type=preferred_element_type,
+                            precision=canonicalize_precision(precision),
+                            preferred_element_type=preferred_element_type,
                             out_sharding=out_sharding)
 
 
@@ -180,6 +242,9 @@ def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers, precision,
   attrs = ("dot_dimension_numbers = #stablehlo.dot<"
            f"lhs_batching_dimensions = {fmt(lb)}, rhs_batching_dimensions = {fmt(rb)}, "
            f"lhs_contracting_dimensions = {fmt(lc)}, rhs_contracting_dimensions = {fmt(rc)}>")
+  if precision is not None:
+    attrs += (", precision_config = [" +
+              ", ".join(f"#stablehlo<precision {p.name}>" for p in precision) + "]")
   if out.dtype == np.bool_:
     # XLA has no boolean dot: compute in int32 and compare with zero.
     i32 = lambda a: hlo.tensor_type(a.shape, np.int32)

@@ -11,6 +11,12 @@ raises JAX's NameError.
 The reduction primitives carry ``axes``: named axes (hashable names) and
 positional axes (ints, only after batching). With positional axes only they
 are plain reductions, which is how they run and lower.
+
+`axis_index`, `all_gather` and `ppermute` have no lowering (the registry
+test lists the gap): only vmap binds names (there is no pmap), its batching
+rules rewrite them into positional operations, and their abstract evaluation
+rejects an unbound name. One that reaches the compiler anyway gets the
+standard missing-rule error.
 """
 from __future__ import annotations
 
@@ -200,12 +206,6 @@ def _axis_index_impl(*, axis_name):
   raise NameError(f"unbound axis name: {axis_name}")
 
 
-@axis_index_p.def_lowering
-def _axis_index_lowering(ctx, *, axis_name):
-  # Only vmap binds names; a jaxpr still holding the collective was made under an axis_env.
-  raise NameError(f"unbound axis name: {axis_name}")
-
-
 @axis_index_p.def_batch
 def _axis_index_batch(axis_data, args, dims, *, axis_name):
   if axis_name != axis_data.name:
@@ -247,11 +247,6 @@ def _all_gather_abstract_eval(x, *, all_gather_dimension, axis_name, axis_index_
 
 @all_gather_p.def_impl
 def _all_gather_impl(x, *, axis_name, **_):
-  raise NameError(f"unbound axis name: {axis_name[0]}")
-
-
-@all_gather_p.def_lowering
-def _all_gather_lowering(ctx, x, *, axis_name, **_):
   raise NameError(f"unbound axis name: {axis_name[0]}")
 
 
@@ -334,11 +329,6 @@ def _ppermute_abstract_eval(x, *, axis_name, perm):
 
 @ppermute_p.def_impl
 def _ppermute_impl(x, *, axis_name, perm):
-  raise NameError(f"unbound axis name: {axis_name[0]}")
-
-
-@ppermute_p.def_lowering
-def _ppermute_lowering(ctx, x, *, axis_name, perm):
   raise NameError(f"unbound axis name: {axis_name[0]}")
 
 

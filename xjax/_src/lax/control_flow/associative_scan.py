@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from xjax._src import core
 from xjax._src import tree_util
+from xjax._src import traceback_util
 from xjax._src.lax.slicing import slice_in_dim
 from xjax._src.lax.structural import concatenate, expand_dims, reshape, rev
 
 
+@traceback_util.api_boundary
 def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
   """All prefix combinations ``fn(...fn(fn(e0, e1), e2)..., ek)`` along `axis`, in O(log n) depth.
 

@@ -18,6 +18,7 @@ from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
+from xjax._src import traceback_util
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
@@ -47,6 +48,7 @@ def _operands(operands, operand):
   return operands
 
 
+@traceback_util.api_boundary
 def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
   """Applies ``true_fun(*operands)`` if `pred` else ``false_fun(*operands)``.
 
@@ -93,6 +95,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
                         ("true_fun", "false_fun"), reference=1)
 
 
+@traceback_util.api_boundary
 def switch(index, branches, *operands, operand=_no_operand):
   """Applies ``branches[index](*operands)``, with `index` clamped into range.
 
@@ -270,7 +273,7 @@ def _instantiate(ct, aval):
 
 
 cond_p.def_jvp(_cond_jvp)
-cond_p.partial_eval = _cond_partial_eval
+cond_p.def_partial_eval(_cond_partial_eval)
 cond_p.def_transpose(_cond_transpose)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import tree_util
+from xjax._src import traceback_util
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
@@ -25,6 +26,7 @@ from xjax._src.lax.elementwise import _const, add, convert_element_type, lt
 from xjax._src.lax.reductions import reduce_or
 
 
+@traceback_util.api_boundary
 def while_loop(cond_fun, body_fun, init_val):
   """Repeats ``val = body_fun(val)`` while ``cond_fun(val)``; returns the final `val`.
 
@@ -191,7 +193,7 @@ def _while_transpose(cts, *args, **params):
 
 
 while_p.def_jvp(_while_jvp)
-while_p.partial_eval = _while_partial_eval
+while_p.def_partial_eval(_while_partial_eval)
 while_p.def_transpose(_while_transpose)
 
 
@@ -307,6 +309,7 @@ def _concrete_int(x):
   return int(x)
 
 
+@traceback_util.api_boundary
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
   """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``; returns the final `val`.
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src import tree_util
+from xjax._src import traceback_util
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
@@ -26,6 +27,7 @@ from xjax._src.lax.slicing import dynamic_index_in_dim, dynamic_update_index_in_
 from xjax._src.lax.structural import full, reshape
 
 
+@traceback_util.api_boundary
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
   """Scans `f` over the leading axis of `xs`, carrying state.
 
@@ -50,7 +52,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
 
   Raises:
     TypeError: `f` changes the carry's structure or types, or does not return a pair.
-    ValueError: the leading axes disagree with each other or with `length`.
+    ValueError: the leading axes disagree with each other or with `length`, or
+      `length` is negative.
 
   Mirrors `jax.lax.scan`.
   """
@@ -131,6 +134,8 @@ def _infer_length(xs_leaves, length) -> int:
     raise ValueError(f"scan got value with no leading axis to scan over: {bad}.") from None
   if length is not None:
     length = int(length)
+    if length < 0:  # JAX hands XLA a malformed module here; the size is checked first
+      raise ValueError(f"scan got `length` argument of {length}, which is negative.")
     if not all(length == n for n in lengths):
       raise ValueError(f"scan got `length` argument of {length} which disagrees with "
                        f"leading axis sizes {lengths}.")
@@ -144,6 +149,7 @@ def _infer_length(xs_leaves, length) -> int:
   return unique.pop()
 
 
+@traceback_util.api_boundary
 def map(f, xs, *, batch_size=None):  # noqa: A001 - JAX's name
   """Maps `f` over the leading axis of `xs` with a `scan` (sequentially).
 
@@ -363,7 +369,7 @@ def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, u
 
 
 scan_p.def_jvp(_scan_jvp)
-scan_p.partial_eval = _scan_partial_eval
+scan_p.def_partial_eval(_scan_partial_eval)
 scan_p.def_transpose(_scan_transpose)
 
 
