@@ -93,8 +93,21 @@ def _checkpoint_batch(axis_data, args, dims, *, jaxpr, **params):
 
 @checkpoint_p.def_transpose
 def _checkpoint_transpose(cts, *args, jaxpr, **_):
-  # The backward pass evaluates the non-linear (recomputed) equations first.
-  return ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, args, cts)
+  # The staged jaxpr recomputes the primal values it needs from the known inputs.
+  # Split it by partial evaluation first, so a higher-order equation with both
+  # known and linear inputs (a jit of a jvp, say) is split too: the recomputation
+  # runs forward and only the linear part is transposed.
+  undefined = [ad.is_undefined_primal(a) for a in args]
+  known, linear, out_unknowns, num_res = pe.partial_eval_jaxpr(jaxpr, undefined)
+  known_outs = core.eval_jaxpr(known.jaxpr, known.consts,
+                               *(a for a, u in zip(args, undefined) if not u))
+  residuals = known_outs[len(known_outs) - num_res:]
+  linear_args = [a for a, u in zip(args, undefined) if u]
+  linear_cts = [ct for ct, u in zip(cts, out_unknowns) if u]
+  cts_in = ad.backward_pass(linear.jaxpr, linear.consts, [*residuals, *linear_args],
+                            linear_cts)[num_res:]
+  cts_iter = iter(cts_in)
+  return [next(cts_iter) if u else None for u in undefined]
 
 
 @checkpoint_p.def_lowering
