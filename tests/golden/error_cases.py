@@ -327,4 +327,40 @@ def cases(jax, jnp, lax, np):
   add("cf_while_grad",
       lambda: jax.grad(lambda x: lax.while_loop(lambda c: c < 10., lambda c: c * 2., x))(1.0))
   add("cf_fori_bound_types", lambda: lax.fori_loop(0, 3.0, lambda i, c: c, 1.0))
+  # --- issue 12: wrong values and internal errors ----------------------------------------------
+  add("fold_in_int_overflow", lambda: jax.random.fold_in(jax.random.key(0), 2 ** 40))
+  add("fold_in_negative_int", lambda: jax.random.fold_in(jax.random.key(0), -1))
+
+  def deleted_array_use():
+    x = jnp.ones(3)
+    x.delete()
+    return x + 1
+  add("deleted_array_use", deleted_array_use)
+
+  def deleted_array_jit():
+    x = jnp.ones((2, 2))
+    x.delete()
+    return jit(lambda a: a * 2)(x)
+  add("deleted_array_jit", deleted_array_jit)
+  add("tracer_item", lambda: jit(lambda a: a.item())(1.0))
+  add("tracer_tolist", lambda: jit(lambda a: a.tolist())(jnp.ones(2)))
+  add("device_put_int_device", lambda: jax.device_put(jnp.ones(2), 5))
+  add("device_put_string_device", lambda: jax.device_put(jnp.ones(2), "gpu:7"))
+  add("jacrev_int_input", lambda: jax.jacrev(lambda a: a)(1))
+  add("jacrev_int_output", lambda: jax.jacrev(lambda a: jnp.round(a).astype(jnp.int32))(1.0))
+  add("jacrev_complex_output", lambda: jax.jacrev(lambda a: a.astype(jnp.complex64))(1.0))
+  add("einsum_tuple_operand", lambda: jnp.einsum("i,i->", (1.0, 2.0), jnp.ones(2)))
+  add("einsum_interleaved_tuple_operand", lambda: jnp.einsum((1.0, 2.0), [0], jnp.ones(2), [0]))
+  add("zeros_negative", lambda: jnp.zeros(-1))
+  add("ones_negative_dim", lambda: jnp.ones((2, -3)))
+  add("full_negative", lambda: jnp.full((-2,), 1.0))
+  add("empty_negative", lambda: jnp.empty(-1))
+  add("repeat_negative", lambda: jnp.repeat(jnp.ones(3), -1))
+  add("lax_broadcast_in_dim_negative", lambda: lax.broadcast_in_dim(1.0, (-1,), ()))
+  add("lax_full_negative", lambda: lax.full((-1, 2), 0.0))
+  add("grad_reduce_axes", lambda: jax.grad(lambda a: a, reduce_axes=("i",)))
+  add("matmul_precision_flag_value",
+      lambda: jax.config.update("jax_default_matmul_precision", "bogus"))
+  add("traceback_filtering_flag_value",
+      lambda: jax.config.update("jax_traceback_filtering", "sometimes"))
   return out

@@ -529,8 +529,9 @@ class Tracer:
   def tolist(self):
     value = self.to_concrete_value()
     if value is None:
+      # JAX's text names where the tracer came from twice here; so does ours.
       raise errors.ConcretizationTypeError(
-          self, f"The tolist() method was called on {self._error_repr()}.")
+          self, f"The tolist() method was called on {self._error_repr()}.{self._origin_msg()}")
     return np.asarray(value).tolist()
 
   def __array__(self, dtype=None, copy=None):
