@@ -115,7 +115,10 @@ def filter_traceback(e: Exception) -> None:
     return
   if mode not in ("remove_frames", "quiet_remove_frames"):
     raise ValueError(f"JAX_TRACEBACK_FILTERING={mode} is not a valid value.")
-  e._xjax_filtered = True
+  try:
+    e._xjax_filtered = True
+  except AttributeError:  # an exception class with __slots__: filter it once more if re-raised
+    pass
   if mode == "quiet_remove_frames":
     e.add_note("--------------------\n" + SIMPLIFIED_MESSAGE)
   else:
