@@ -363,4 +363,18 @@ def cases(jax, jnp, lax, np):
       lambda: jax.config.update("jax_default_matmul_precision", "bogus"))
   add("traceback_filtering_flag_value",
       lambda: jax.config.update("jax_traceback_filtering", "sometimes"))
+  # dtype-kind errors of the elementwise primitives (JAX's type names and positions)
+  add("lax_cbrt_complex", lambda: lax.cbrt(np.ones(2, np.complex64)))
+  add("lax_sin_int", lambda: lax.sin(np.ones(2, np.int32)))
+  add("lax_population_count_float", lambda: lax.population_count(np.ones(2, np.float32)))
+  add("lax_not_float", lambda: lax.bitwise_not(np.ones(2, np.float32)))
+  add("lax_shift_left_float",
+      lambda: lax.shift_left(np.ones(2, np.float32), np.ones(2, np.float32)))
+  add("lax_neg_bool", lambda: lax.neg(np.ones(2, bool)))
+  add("lax_rem_bool", lambda: lax.rem(np.ones(2, bool), np.ones(2, bool)))
+  add("lax_nextafter_int", lambda: lax.nextafter(np.ones(2, np.int32), np.ones(2, np.int32)))
+  add("lax_is_finite_complex", lambda: lax.is_finite(np.ones(2, np.complex64)))
+  add("lax_lgamma_complex", lambda: lax.lgamma(np.ones(2, np.complex64)))
+  add("lax_atan2_int", lambda: lax.atan2(np.ones(2, np.int32), np.ones(2, np.int32)))
+  add("lax_and_float", lambda: lax.bitwise_and(np.ones(2, np.float32), np.ones(2, np.float32)))
   return out

@@ -33,20 +33,27 @@ KINDS = {
     "float32_or_64": _float32_or_64, "conj": _float32_or_64 | _complex,
 }
 
+# As JAX names them: the NumPy abstract scalar types' names, in JAX's order.
 _KIND_WORDS = {
-    "bool": "bool", "int": "integer", "uint": "unsigned integer", "float": "floating-point",
-    "complex": "complex", "num": "numeric", "any": "any", "int_or_bool": "integer or boolean",
-    "inexact": "floating-point or complex", "signed": "signed numeric",
-    "float_or_int": "floating-point or integer", "ordered": "integer, floating-point or boolean",
-    "float32_or_64": "float32 or float64", "conj": "float32, float64 or complex",
+    "bool": "bool", "int": "integer", "uint": "unsignedinteger", "float": "floating",
+    "complex": "complexfloating", "num": "integer, floating, complexfloating", "any": "any",
+    "int_or_bool": "integer, bool", "inexact": "floating, complexfloating",
+    "signed": "signedinteger, floating, complexfloating", "float_or_int": "integer, floating",
+    "ordered": "integer, floating, bool", "float32_or_64": "float32, float64",
+    "conj": "float32, float64, complexfloating",
 }
 
 
 def check_dtype_kind(name: str, avals, kinds) -> None:
-  for kind, aval in zip(kinds, avals):
+  """JAX's TypeError for an operand whose dtype is not of its kind (with its position
+  when the operation takes several operands)."""
+  for i, (kind, aval) in enumerate(zip(kinds, avals)):
     if aval.dtype not in KINDS[kind]:
-      raise TypeError(f"{name} does not accept dtype {aval.dtype.name}. Accepted dtypes are "
-                      f"subtypes of {_KIND_WORDS[kind]}.")
+      if len(kinds) == 1:
+        raise TypeError(f"{name} does not accept dtype {aval.dtype.name}. Accepted dtypes are "
+                        f"subtypes of {_KIND_WORDS[kind]}.")
+      raise TypeError(f"{name} does not accept dtype {aval.dtype.name} at position {i}. "
+                      f"Accepted dtypes at position {i} are subtypes of {_KIND_WORDS[kind]}.")
 
 
 def broadcasting_shape(name: str, *avals) -> tuple[int, ...]:
