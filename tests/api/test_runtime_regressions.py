@@ -102,7 +102,8 @@ def _deleted():
     lambda x: repr(x),
     lambda x: x.block_until_ready(),
     lambda x: xjax.device_put(x, xjax.devices()[0]),
-], ids=["add", "sin", "jit", "asarray", "repr", "block", "device_put"])
+    lambda x: xjax.device_put(x),
+], ids=["add", "sin", "jit", "asarray", "repr", "block", "device_put", "device_put_default"])
 def test_using_a_deleted_array_raises_runtime_error(use):
   with pytest.raises(RuntimeError, match=r"Array has been deleted with shape=float32\[3\]\."):
     use(_deleted())

@@ -112,6 +112,7 @@ def device_put_value(x, device=None, weak_type=None, committed=None) -> Array:
   if committed is None:
     committed = device is not None
   if type(x) is Array:
+    x._check_alive()
     if x._device == target and (x._committed == committed or not committed):
       return x if x._committed == committed else Array(x._buf, x.aval, target, committed)
     return Array(backend.transfer_to_device(x._value, target), x.aval, target, committed)
