@@ -377,4 +377,12 @@ def cases(jax, jnp, lax, np):
   add("lax_lgamma_complex", lambda: lax.lgamma(np.ones(2, np.complex64)))
   add("lax_atan2_int", lambda: lax.atan2(np.ones(2, np.int32), np.ones(2, np.int32)))
   add("lax_and_float", lambda: lax.bitwise_and(np.ones(2, np.float32), np.ones(2, np.float32)))
+
+  def jacfwd_of_custom_vjp():
+    @jax.custom_vjp
+    def f(x):
+      return jnp.sin(x)
+    f.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda r, g: (r * g,))
+    return jax.jacfwd(f)(jnp.ones(2))
+  add("jacfwd_of_custom_vjp", jacfwd_of_custom_vjp)
   return out

@@ -316,6 +316,11 @@ def _custom_lin_lowering(ctx, *args, **params):
   raise TypeError(_NO_FORWARD_MODE)
 
 
+def _custom_lin_batch(axis_data, args, dims, **params):
+  # Batched only when evaluated forward under vmap (jacfwd, vmap of jvp): an error, as in JAX.
+  raise TypeError(_NO_FORWARD_MODE)
+
+
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, symbolic_zeros):
   res = args[:num_res]
   cts = [ad.instantiate_zeros(c) for c in cts]
@@ -328,6 +333,7 @@ custom_lin_p.def_impl(_custom_lin_impl)
 custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **_: list(out_avals))
 custom_lin_p.def_lowering(_custom_lin_lowering)
 custom_lin_p.def_transpose(_custom_lin_transpose)
+custom_lin_p.def_batch(_custom_lin_batch)
 
 
 @custom_vjp_call_p.def_batch
