@@ -274,6 +274,11 @@ def test_eval_shape_traces_once_and_runs_nothing():
   assert out == xjax.ShapeDtypeStruct((2_000_000, 2_000_000), jnp.float32)
   assert f.traces == 1
   assert isinstance(seen[0], xjax.core.Tracer)
+  # Like JAX, a second call at the same shapes reuses the trace.
+  xjax.eval_shape(f, xjax.ShapeDtypeStruct((2_000_000, 1_000_000), jnp.float32))
+  assert f.traces == 1
+  xjax.eval_shape(f, xjax.ShapeDtypeStruct((3, 1), jnp.float32))
+  assert f.traces == 2
 
 
 def test_jit_respects_x64_flag(x64):

@@ -10,6 +10,7 @@ from xjax._src import backend
 from xjax._src import core
 from xjax._src import dispatch
 from xjax._src import dtypes
+from xjax._src import jit as jit_module
 from xjax._src import traceback_util
 from xjax._src import tree_util
 from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
@@ -129,11 +130,12 @@ def eval_shape(fun, *args, **kwargs):
   """
   check_callable(fun)
   leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-  avals = [_abstractify(x) for x in leaves]
-  flat_fun, out_tree = flatten_fun(fun, in_tree)
-  closed = pe.trace_to_jaxpr(flat_fun, avals, debug_info("eval_shape", fun, args, kwargs))
+  avals = tuple(_abstractify(x) for x in leaves)
+  # Through jit's jaxpr cache, as in JAX: the same function at the same shapes is traced once.
+  closed, out_tree = jit_module.jit(fun)._trace((), args, kwargs, leaves, in_tree, avals,
+                                                traced_for="eval_shape")
   shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
-  return tree_util.tree_unflatten(out_tree.val, shapes)
+  return tree_util.tree_unflatten(out_tree, shapes)
 
 
 # ----------------------------------------------------------------------------
