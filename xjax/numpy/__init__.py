@@ -88,3 +88,20 @@ from numpy import dtype as dtype
 bool = bool_  # noqa: A001 - NumPy's name
 # --- structured control flow (issue 5) ---
 from xjax._src.numpy.conditionals import piecewise as piecewise, select as select
+# --- issue 13: more of jax.numpy ---
+from xjax._src.numpy.creation import geomspace as geomspace, logspace as logspace
+from xjax._src.numpy.sorting import (
+    argpartition as argpartition, lexsort as lexsort, partition as partition,
+    sort_complex as sort_complex,
+)
+from xjax._src.numpy.ufuncs import (
+    angle as angle, bitwise_count as bitwise_count, logaddexp2 as logaddexp2,
+)
+from xjax._src.numpy.bits import packbits as packbits, unpackbits as unpackbits
+from xjax._src.numpy.multi_index import (
+    ravel_multi_index as ravel_multi_index, unravel_index as unravel_index,
+)
+from xjax._src.numpy.reductions import trapezoid as trapezoid
+from xjax._src.numpy.tensor_contractions import (
+    matvec as matvec, vecdot as vecdot, vecmat as vecmat,
+)

@@ -516,3 +516,96 @@ def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
     out = lax.floor(out)
   out = lax.convert_element_type(out, dtype)
   return (out, delta) if retstep else out
+
+
+def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
+             axis: int = 0):
+  """`num` values evenly spaced on a log scale: ``base ** linspace(start, stop, num)``.
+
+  Args:
+    start, stop: the exponents of the bounds (scalars or broadcastable arrays).
+    num: the number of values (concrete).
+    endpoint: whether ``base ** stop`` is the last value.
+    base: the base of the log scale (a scalar, or an array broadcasting
+      against the bounds).
+    dtype: the result dtype (default: the bounds' inexact dtype).
+    axis: where the new axis goes when the bounds are arrays.
+
+  Returns:
+    An array of `num` values along `axis`.
+
+  Raises:
+    ValueError: `num` is negative.
+
+  Mirrors `jax.numpy.logspace`.
+  """
+  num = util.concrete_int(num, "'num' argument of jnp.logspace")
+  axis = util.concrete_int(axis, "'axis' argument of jnp.logspace")
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype_supported(dtype, "logspace")
+  return _logspace(start, stop, num, endpoint, base, dtype, axis)
+
+
+@jit(static_argnames=("num", "endpoint", "dtype", "axis"))
+def _logspace(start, stop, num, endpoint, base, dtype, axis):
+  from xjax._src.lax import structural
+  start, stop = util.ensure_arraylike("logspace", start, stop)
+  if dtype is None:
+    dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+  dtype = dtypes.canonicalize_dtype(dtype)
+  work = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(dtype))
+  base = lax.convert_element_type(util.ensure_arraylike("logspace", base), work)
+  if util.ndim(base):
+    base = structural.expand_dims(base, (axis,))
+  exponents = lax.convert_element_type(_linspace(start, stop, num, endpoint, False, None, axis),
+                                       work)
+  base, exponents = util.broadcast_arrays_(base, exponents)
+  return lax.convert_element_type(lax.pow(base, exponents), dtype)
+
+
+def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
+  """`num` values in a geometric progression from `start` to `stop`.
+
+  Computed as ``sign(start) * 10 ** linspace(log10(|start|), log10(|stop|))``;
+  bounds of different signs, or a zero bound, give NaN, as in JAX.
+
+  Args:
+    start, stop: the first and (with `endpoint`) last values.
+    num: the number of values (concrete).
+    endpoint: whether `stop` is the last value.
+    dtype: the result dtype (default: the bounds' inexact dtype).
+    axis: where the new axis goes when the bounds are arrays.
+
+  Returns:
+    An array of `num` values along `axis`.
+
+  Raises:
+    ValueError: `num` is negative.
+
+  Mirrors `jax.numpy.geomspace`.
+  """
+  num = util.concrete_int(num, "'num' argument of jnp.geomspace")
+  axis = util.concrete_int(axis, "'axis' argument of jnp.geomspace")
+  if dtype is not None:
+    dtype = dtypes.check_user_dtype_supported(dtype, "geomspace")
+  return _geomspace(start, stop, num, endpoint, dtype, axis)
+
+
+@jit(static_argnames=("num", "endpoint", "dtype", "axis"))
+def _geomspace(start, stop, num, endpoint, dtype, axis):
+  start, stop = util.ensure_arraylike("geomspace", start, stop)
+  if dtype is None:
+    dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+  dtype = dtypes.canonicalize_dtype(dtype)
+  work = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(dtype))
+  start = lax.convert_element_type(start, work)
+  stop = lax.convert_element_type(stop, work)
+  sign = lax.sign(start)
+  ln10 = np.array(np.log(10), work)
+  log10 = lambda x: lax.div(lax.log(lax.div(x, sign)), ln10)
+  res = _logspace(log10(start), log10(stop), num, endpoint, 10.0, work, axis)
+  if util.ndim(sign):
+    from xjax._src.lax import structural
+    sign = structural.expand_dims(sign, (axis if axis >= 0 else util.ndim(res) + axis,))
+  sign, res = util.broadcast_arrays_(sign, res)
+  return lax.convert_element_type(lax.mul(sign, res), dtype)

@@ -727,3 +727,47 @@ nancumsum = _cumulative("nancumsum", "cumsum", fill_nan=True, fill_value=0)
 nancumprod = _cumulative("nancumprod", "cumprod", fill_nan=True, fill_value=1)
 cumulative_sum = cumsum
 cumulative_prod = cumprod
+
+
+@jit(static_argnames=("axis",))
+def trapezoid(y, x=None, dx=1.0, axis: int = -1):
+  """The integral of `y` along `axis` by the trapezoidal rule.
+
+  Args:
+    y: the sampled values.
+    x: the sample points: 1-D of `y`'s length along `axis`, or of `y`'s shape;
+      None for samples `dx` apart.
+    dx: the spacing when `x` is None.
+    axis: the axis to integrate along.
+
+  Returns:
+    An inexact array of `y`'s shape without `axis`.
+
+  Raises:
+    ValueError: `x` does not match `y` along `axis`.
+
+  Mirrors `jax.numpy.trapezoid`.
+  """
+  y = util.ensure_arraylike("trapezoid", y)
+  if x is None:
+    (y,) = util.promote_dtypes_inexact(y)
+    spacing = util.ensure_arraylike("trapezoid", dx)
+  else:
+    y, x = util.promote_dtypes_inexact(y, util.ensure_arraylike("trapezoid", x))
+    if util.ndim(x) == 1:
+      spacing = lax.sub(x[1:], x[:-1])
+    else:
+      x = _move_to_last(x, util.canonicalize_axis(axis, util.ndim(x)))
+      spacing = lax.sub(x[..., 1:], x[..., :-1])
+  y = _move_to_last(y, util.canonicalize_axis(axis, util.ndim(y)))
+  if x is not None and util.shape(spacing)[-1:] != (builtins.max(util.shape(y)[-1] - 1, 0),):
+    raise ValueError(f"trapezoid: x of shape {util.shape(x)} does not match y along axis {axis}")
+  spacing = lax.convert_element_type(spacing, util.dtype_of(y))
+  pair_sums = lax.add(y[..., 1:], y[..., :-1])
+  spacing, pair_sums = util.promote_shapes("trapezoid", spacing, pair_sums)
+  return lax.mul(util.const_like(y, 0.5), sum(lax.mul(spacing, pair_sums), axis=-1))
+
+
+def _move_to_last(x, axis):
+  perm = tuple(d for d in range(util.ndim(x)) if d != axis) + (axis,)
+  return lax_structural.transpose(x, perm)

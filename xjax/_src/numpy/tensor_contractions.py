@@ -392,3 +392,107 @@ def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None
     preferred_element_type = dtypes.check_user_dtype_supported(preferred_element_type, "einsum")
   return _einsum(list(operands), subscripts=subscripts, precision=precision,
                  preferred_element_type=preferred_element_type)
+
+
+def _core_dims_error(signature, dim, a, b):
+  return ValueError(f"inconsistent size for core dimension '{dim}': {a} vs {b} on vectorized "
+                    f"function with excluded=frozenset() and signature='{signature}'")
+
+
+@jit(inline=True)
+def matvec(x1, x2, /):
+  """Batched matrix-vector products: ``x1[..., i, j] @ x2[..., j]`` with broadcast batch axes.
+
+  Args:
+    x1: an array of shape ``(..., n, m)``.
+    x2: an array of shape ``(..., m)``.
+
+  Returns:
+    An array of shape ``(..., n)``: the broadcast batch shape, then n.
+
+  Raises:
+    ValueError: the contracted sizes differ, or an operand has too few axes.
+
+  Mirrors `jax.numpy.matvec`.
+  """
+  x1, x2 = util.ensure_arraylike("matvec", x1, x2)
+  if util.ndim(x1) < 2 or util.ndim(x2) < 1:
+    raise ValueError("matvec takes x1 with at least 2 axes and x2 with at least 1, got shapes "
+                     f"{util.shape(x1)} and {util.shape(x2)}")
+  if util.shape(x1)[-1] != util.shape(x2)[-1]:
+    raise _core_dims_error("(n,m),(m)->(n)", "m", util.shape(x2)[-1],
+                           util.shape(x1)[-1])
+  return matmul(x1, x2[..., None])[..., 0]
+
+
+@jit(inline=True)
+def vecmat(x1, x2, /):
+  """Batched vector-matrix products ``conj(x1[..., i]) @ x2[..., i, j]`` with broadcast batch axes.
+
+  Args:
+    x1: an array of shape ``(..., m)``; it is conjugated.
+    x2: an array of shape ``(..., m, n)``.
+
+  Returns:
+    An array of shape ``(..., n)``.
+
+  Raises:
+    ValueError: the contracted sizes differ, or an operand has too few axes.
+
+  Mirrors `jax.numpy.vecmat`.
+  """
+  x1, x2 = util.ensure_arraylike("vecmat", x1, x2)
+  if util.ndim(x1) < 1 or util.ndim(x2) < 2:
+    raise ValueError("vecmat takes x1 with at least 1 axis and x2 with at least 2, got shapes "
+                     f"{util.shape(x1)} and {util.shape(x2)}")
+  if util.shape(x1)[-1] != util.shape(x2)[-2]:
+    raise _core_dims_error("(m),(m,n)->(n)", "m", util.shape(x1)[-1],
+                           util.shape(x2)[-2])
+  if dtypes.issubdtype(dtype_of(x1), np.complexfloating):
+    x1 = ufuncs.conjugate(x1)
+  return matmul(x1[..., None, :], x2)[..., 0, :]
+
+
+@jit(static_argnames=("axis",) + _STATICS, inline=True)
+def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
+  """The vector dot product ``sum(conj(x1) * x2)`` along `axis`, broadcasting the rest.
+
+  Args:
+    x1, x2: arrays whose `axis` have one size; the other axes broadcast.
+    axis: the contracted axis (negative counts from the end).
+    precision, preferred_element_type: as for `dot`.
+
+  Returns:
+    The broadcast shape of the operands without `axis`.
+
+  Raises:
+    ValueError: the sizes along `axis` differ.
+
+  Mirrors `jax.numpy.vecdot`.
+  """
+  x1, x2 = util.ensure_arraylike("vecdot", x1, x2)
+  ax1 = util.canonicalize_axis(axis, util.ndim(x1))
+  ax2 = util.canonicalize_axis(axis, util.ndim(x2))
+  if util.shape(x1)[ax1] != util.shape(x2)[ax2]:
+    raise ValueError(f"axes must match; got shapes {util.shape(x1)} and {util.shape(x2)} "
+                     f"with axis={axis}")
+  if dtypes.issubdtype(dtype_of(x1), np.complexfloating):
+    x1 = ufuncs.conjugate(x1)
+  x1 = _last_axis_row(x1, ax1)
+  x2 = _last_axis_col(x2, ax2)
+  out = matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+  return out[..., 0, 0]
+
+
+def _last_axis_row(x, axis):
+  """`x` with `axis` moved last and a unit axis before it: (..., 1, n)."""
+  perm = [d for d in range(util.ndim(x)) if d != axis] + [axis]
+  x = lax_structural.transpose(x, tuple(perm))
+  return lax_structural.expand_dims(x, (util.ndim(x) - 1,))
+
+
+def _last_axis_col(x, axis):
+  """`x` with `axis` moved last and a unit axis after it: (..., n, 1)."""
+  perm = [d for d in range(util.ndim(x)) if d != axis] + [axis]
+  x = lax_structural.transpose(x, tuple(perm))
+  return lax_structural.expand_dims(x, (util.ndim(x),))

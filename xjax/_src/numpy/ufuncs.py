@@ -672,3 +672,52 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  #
   if max is not None:
     arr = minimum(max, arr)
   return _asarray(arr)
+
+
+# ----------------------------------------------------------------------------
+# Issue 13: angle, logaddexp2, bitwise_count
+
+
+@_ufunc("logaddexp2", "log2(2**x + 2**y), computed stably", 2)
+def logaddexp2(x1, x2, /):
+  x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+  ln2 = const_like(x1, np.log(2))
+  # log2(2**a + 2**b) = logaddexp(a ln 2, b ln 2) / ln 2
+  return lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2)
+
+
+@jit(static_argnames=("deg",), inline=True)
+def angle(z, deg: bool = False):
+  """The angle of complex `z` (atan2 of the imaginary and real parts), in radians or degrees.
+
+  Args:
+    z: an array or scalar; real inputs have angle 0 or pi.
+    deg: give degrees instead of radians.
+
+  Returns:
+    A real floating array of `z`'s shape (integers give float32, complex64
+    gives float32).
+
+  Raises:
+    TypeError: `z` is not an array or scalar.
+
+  Mirrors `jax.numpy.angle`.
+  """
+  z = ensure_arraylike("angle", z)
+  if _is_complex(z):
+    re, im = lax.real(z), lax.imag(z)
+  else:
+    (re,) = promote_dtypes_inexact(z)
+    im = creation.zeros_like(re)
+  out = lax.atan2(im, re)
+  return lax.mul(out, const_like(out, 180 / np.pi)) if deg else out
+
+
+@_ufunc("bitwise_count", "number of 1 bits in the absolute value", 1)
+def bitwise_count(x, /):
+  x = ensure_arraylike("bitwise_count", x)
+  if dtype_of(x) == np.bool_:
+    x = lax.convert_element_type(x, np.uint8)
+  elif dtypes.issubdtype(dtype_of(x), np.signedinteger):
+    x = lax.abs(x)
+  return lax.convert_element_type(lax.population_count(x), np.uint8)

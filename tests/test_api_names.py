@@ -1,0 +1,83 @@
+"""xjax's public names against JAX 0.10.2's (recorded by tools/record_jax_names.py).
+
+A name JAX has and xjax lacks fails here unless it is listed in KNOWN_MISSING,
+and a listed name that xjax has gained fails too, so the list only shrinks.
+The gaps: jax.numpy names still to come under issue 13 and `linalg`/`fft`
+(issue 14); `Array` and `lax` names of issue 13; `lax`'s parallel collectives,
+sharding and convolution names, which belong to later issues.
+"""
+import json
+import os
+
+import pytest
+
+import xjax
+import xjax.lax
+import xjax.numpy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(HERE, "golden", "jax_public_names.json")) as f:
+  JAX_NAMES = json.load(f)
+
+KNOWN_MISSING = {
+    "jax.numpy": set("""
+    ComplexWarning append apply_along_axis apply_over_axes array_repr array_str astype
+    average bartlett blackman block c_ character choose compress convolve corrcoef correlate
+    cov cross delete diag diag_indices diag_indices_from diagflat diagonal diff digitize
+    dsplit ediff1d einsum_path extract fft fill_diagonal flexible float4_e2m1fn
+    float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz float8_e4m3fnuz
+    float8_e5m2fnuz float8_e8m0fnu frexp from_dlpack frombuffer fromfile fromfunction
+    fromiter frompyfunc fromstring gcd get_printoptions gradient hamming hanning histogram
+    histogram2d histogram_bin_edges histogramdd i0 index_exp indices insert int1 int2 int4
+    interp intersect1d iscomplex isin isreal isrealobj iterable ix_ kaiser kron lcm ldexp
+    linalg load mask_indices median meshgrid mgrid modf nan_to_num nanmedian nanpercentile
+    nanquantile object_ ogrid percentile place poly polyadd polyder polydiv polyfit polyint
+    polymul polysub polyval printoptions put put_along_axis quantile r_ resize rollaxis
+    roots rot90 s_ save savez searchsorted set_printoptions setdiff1d setxor1d sinc spacing
+    trace tri tril_indices tril_indices_from trim_zeros triu_indices triu_indices_from ufunc
+    uint1 uint2 uint4 union1d unique unique_all unique_counts unique_inverse unique_values
+    unstack unwrap vander vectorize
+    """.split()),
+    "jax.Array": set("""
+    addressable_data addressable_shards argpartition byteswap choose compress diagonal flat
+    global_shards searchsorted to_device trace view
+    """.split()),
+    "jax.lax": set("""
+    AccuracyMode ConvDimensionNumbers ConvGeneralDilatedDimensionNumbers DotAlgorithm
+    DotAlgorithmPreset DotDimensionNumbers FftType PrecisionLike RaggedDotDimensionNumbers
+    RandomAlgorithm Tolerance after_all after_all_p all_to_all all_to_all_p approx_max_k
+    approx_min_k approx_top_k_p axis_size batch_matmul bessel_i0e bessel_i0e_p bessel_i1e
+    bessel_i1e_p betainc broadcast_like broadcast_shapes composite conv
+    conv_dimension_numbers conv_general_dilated conv_general_dilated_local
+    conv_general_dilated_p conv_general_dilated_patches conv_general_permutations
+    conv_general_shape_tuple conv_shape_tuple conv_transpose conv_transpose_shape_tuple
+    conv_with_general_padding create_token create_token_p custom_linear_solve custom_root
+    dce_sink dce_sink_p device_put_p dtype empty eq_to_p fft fft_p igamma igamma_grad_a
+    igamma_grad_a_p igamma_p igammac igammac_p le_to_p linalg linear_solve_p lt_to_p mulhi
+    mulhi_p optimization_barrier optimization_barrier_p padtype_to_pads pbroadcast pcast
+    platform_dependent precv psend pshuffle psum_scatter pswapaxes ragged_all_to_all
+    ragged_all_to_all_p ragged_dot ragged_dot_general random_gamma_grad reciprocal
+    reduce_window reduce_window_max_p reduce_window_min_p reduce_window_p
+    reduce_window_shape_tuple reduce_window_sum_p regularized_incomplete_beta_p
+    rng_bit_generator rng_bit_generator_p rng_uniform rng_uniform_p scaled_dot
+    select_and_gather_add_p select_and_scatter_add_p select_and_scatter_p shape_as_value
+    sharding_constraint_p stack stack_p stage stage_p tile tile_p unstack unstack_p
+    with_sharding_constraint zeta zeta_p
+    """.split()),
+}
+
+
+@pytest.mark.parametrize("key, module", [
+    ("jax.numpy", xjax.numpy), ("jax.Array", xjax.Array), ("jax.lax", xjax.lax),
+], ids=["numpy", "Array", "lax"])
+def test_public_names_match_jax(key, module):
+  missing = set(JAX_NAMES[key]) - set(dir(module))
+  assert not missing - KNOWN_MISSING[key], (
+      f"{key} names JAX 0.10.2 has and xjax lacks: {sorted(missing - KNOWN_MISSING[key])}")
+  assert not KNOWN_MISSING[key] - missing, (
+      f"now present, remove from KNOWN_MISSING: {sorted(KNOWN_MISSING[key] - missing)}")
+
+
+def test_recorded_names_are_jax_0_10_2():
+  assert JAX_NAMES["jax_version"] == "0.10.2"
+  assert len(JAX_NAMES["jax.numpy"]) > 400
