@@ -105,3 +105,27 @@ from xjax._src.numpy.reductions import trapezoid as trapezoid
 from xjax._src.numpy.tensor_contractions import (
     matvec as matvec, vecdot as vecdot, vecmat as vecmat,
 )
+from xjax._src.numpy.functional import (
+    apply_along_axis as apply_along_axis, apply_over_axes as apply_over_axes, astype as astype,
+    fromfunction as fromfunction, iterable as iterable,
+)
+from xjax._src.numpy.io import (
+    array_repr as array_repr, array_str as array_str, from_dlpack as from_dlpack,
+    frombuffer as frombuffer, fromfile as fromfile, fromiter as fromiter,
+    fromstring as fromstring, get_printoptions as get_printoptions, load as load,
+    printoptions as printoptions, save as save, savez as savez,
+    set_printoptions as set_printoptions,
+)
+from xjax._src.numpy.tensor_contractions import einsum_path as einsum_path
+from numpy import (
+    character as character, flexible as flexible, object_ as object_,
+)
+from numpy.exceptions import ComplexWarning as ComplexWarning
+# --- statistics: searchsorted, quantiles, average, cov, histograms (issue 13) ---
+from xjax._src.numpy.statistics import (
+    average as average, corrcoef as corrcoef, cov as cov, digitize as digitize,
+    histogram as histogram, histogram2d as histogram2d, histogram_bin_edges as histogram_bin_edges,
+    histogramdd as histogramdd, median as median, nanmedian as nanmedian,
+    nanpercentile as nanpercentile, nanquantile as nanquantile, percentile as percentile,
+    quantile as quantile, searchsorted as searchsorted,
+)

@@ -496,3 +496,26 @@ def _last_axis_col(x, axis):
   perm = [d for d in range(util.ndim(x)) if d != axis] + [axis]
   x = lax_structural.transpose(x, tuple(perm))
   return lax_structural.expand_dims(x, (util.ndim(x),))
+
+
+def einsum_path(subscripts, /, *operands, optimize="auto"):
+  """A contraction order for `einsum` and NumPy's report of its cost.
+
+  The path is NumPy's (`numpy.einsum_path`, greedy for 'auto'/True); xjax's
+  `einsum` itself contracts left to right. Only the operands' shapes are read.
+
+  Args:
+    subscripts: the einsum subscripts.
+    *operands: arrays (or anything with a shape).
+    optimize: 'auto', True, 'greedy', 'optimal', or an explicit path.
+
+  Returns:
+    ``(path, report)``: a list of tuples of operand positions, and a string.
+
+  Mirrors `jax.numpy.einsum_path`.
+  """
+  stand_ins = [np.broadcast_to(np.zeros((), np.result_type(getattr(o, "dtype", np.float32))),
+                               np.shape(o)) for o in operands]
+  strategy = "greedy" if optimize in ("auto", True) else optimize
+  path, report = np.einsum_path(subscripts, *stand_ins, optimize=strategy)
+  return [tuple(step) for step in path[1:]], report
