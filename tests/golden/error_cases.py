@@ -385,4 +385,10 @@ def cases(jax, jnp, lax, np):
     f.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda r, g: (r * g,))
     return jax.jacfwd(f)(jnp.ones(2))
   add("jacfwd_of_custom_vjp", jacfwd_of_custom_vjp)
+  add("bitcast_bool", lambda: lax.bitcast_convert_type(np.ones(2, bool), np.uint8))
+  add("bitcast_widening_mismatch",
+      lambda: lax.bitcast_convert_type(np.ones((2, 3), np.uint8), np.int32))
+  add("view_type_argument", lambda: jnp.arange(3).view(np.uint8, type=np.ndarray))
+  add("array_flat", lambda: jnp.arange(3).flat)
+  add("fromiter_refused", lambda: jnp.fromiter(range(3), int))
   return out

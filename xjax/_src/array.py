@@ -57,6 +57,32 @@ class Array:
     return SingleDeviceSharding(self._device)
 
   @property
+  def addressable_shards(self) -> list:
+    """The shards on this process's devices: one, the whole array (mirrors `jax.Array`)."""
+    return [Shard(self._device, (slice(None),) * self.ndim, 0, self)]
+
+  global_shards = addressable_shards
+
+  def addressable_data(self, index: int) -> Array:
+    """The data of addressable shard `index` (only 0 for a single-device array)."""
+    if index != 0:
+      raise IndexError(f"list index out of range: {index} (a single-device array has one "
+                       "shard)")
+    return self
+
+  def to_device(self, device, *, stream=None) -> Array:
+    """The array on `device`, committed there (mirrors `jax.Array.to_device`).
+
+    Raises:
+      ValueError: `device` is not a device or sharding.
+      NotImplementedError: a `stream` (there are none on this platform).
+    """
+    if stream is not None:
+      raise NotImplementedError("to_device(stream=...) is not supported")
+    from xjax._src.api import device_put
+    return device_put(self, device)
+
+  @property
   def is_fully_replicated(self) -> bool:
     return True
 
@@ -211,6 +237,19 @@ def deleted_array_error(aval) -> RuntimeError:
 def _reconstruct(value, weak_type):
   from xjax._src import dispatch
   return dispatch.device_put_value(value, weak_type=weak_type)
+
+
+class Shard:
+  """One shard of an array: its device, its index into the array, and its data
+  (mirrors `jax.Shard`)."""
+  __slots__ = ("device", "index", "replica_id", "data")
+
+  def __init__(self, device, index, replica_id, data):
+    self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
+
+  def __repr__(self):
+    return (f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, "
+            f"data={self.data})")
 
 
 class SingleDeviceSharding:

@@ -926,21 +926,38 @@ def _saturating_float_to_int(ctx, x, src, new_dtype, out_type):
 def bitcast_convert_type(operand, new_dtype):
   """Reinterprets the bits of `operand` as `new_dtype` (same or divisible width).
 
+  A narrower `new_dtype` adds a last axis (of the width ratio); a wider one
+  consumes a last axis of that size.
+
+  Raises:
+    TypeError: bool or complex on either side, unless the dtypes are equal.
+    ValueError: widening without a last axis of the width ratio.
+
   Mirrors `jax.lax.bitcast_convert_type`.
   """
   return bitcast_convert_type_p.bind(operand, new_dtype=dtypes.canonicalize_dtype(new_dtype))
 
 
 def _bitcast_abstract_eval(operand, *, new_dtype):
-  old, new = operand.dtype.itemsize, np.dtype(new_dtype).itemsize
+  new_dtype = np.dtype(new_dtype)
+  odd = lambda d: d == np.bool_ or dtypes.issubdtype(d, np.complexfloating)
+  if (odd(operand.dtype) or odd(new_dtype)) and operand.dtype != new_dtype:
+    # XLA's bool is not a byte and complex is two numbers: JAX refuses both.
+    raise TypeError("lax.bitcast_convert_type does not support bool or complex values unless "
+                    "the operand and destination types match. Got operand "
+                    f"dtype={operand.dtype}, new_dtype={new_dtype!r}. Consider using the "
+                    "arr.view() method instead.")
+  old, new = operand.dtype.itemsize, new_dtype.itemsize
   if old == new:
     shape = operand.shape
   elif old > new:
     shape = (*operand.shape, old // new)
   else:
-    if not operand.shape or operand.shape[-1] != new // old:
-      raise TypeError(f"bitcast_convert_type from {operand.dtype.name} to {np.dtype(new_dtype).name} "
-                      f"requires a last dimension of size {new // old}, got shape {operand.shape}")
+    last = operand.shape[-1] if operand.shape else 1
+    if last * old != new:
+      raise ValueError(f"Attempting to convert array of shape {operand.shape} from "
+                       f"{operand.dtype} of size {old * 8} bits to {new_dtype} of size "
+                       f"{new * 8}, bits but {last} * {old * 8} != {new * 8}")
     shape = operand.shape[:-1]
   return core.ShapedArray(shape, new_dtype)
 

@@ -111,10 +111,76 @@ def _copy(self):
   return creation.array(self, copy=True)
 
 
+def _view(self, dtype=None, type=None):  # noqa: A002 - NumPy's argument name
+  """The array's bits reinterpreted as `dtype` (mirrors `jax.Array.view`).
+
+  A narrower dtype multiplies the last axis by the width ratio, a wider one
+  divides it; bool views compare bytes with zero.
+
+  Raises:
+    NotImplementedError: `type` given.
+    ValueError: a width change on a 0-d array, or a last axis not divisible
+      by the width ratio.
+  """
+  if type is not None:
+    raise NotImplementedError("`type` argument of array.view() is not supported.")
+  if dtype is None:
+    return self
+  new = dtypes.check_user_dtype_supported(dtype, "view")
+  old = dtype_of(self)
+  if new == old:
+    return self
+  x = self
+  if old == np.bool_:
+    x, old = lax.convert_element_type(x, np.uint8), np.dtype(np.uint8)
+  if dtypes.issubdtype(old, np.complexfloating):  # as its real parts, interleaved
+    parts = lax_numpy.stack([lax.real(x), lax.imag(x)], axis=-1)
+    x = parts.reshape(*x.shape[:-1], 2 * x.shape[-1]) if x.ndim else parts
+    old = dtype_of(x)
+  target = np.dtype(np.uint8) if new == np.bool_ else new
+  if dtypes.issubdtype(target, np.complexfloating):
+    real = dtypes.finfo(target).dtype
+    pairs = _view(x, real)
+    pairs = pairs.reshape(*pairs.shape[:-1], pairs.shape[-1] // 2, 2)
+    return lax.complex(pairs[..., 0], pairs[..., 1])
+  if x.ndim == 0 and target.itemsize != old.itemsize:
+    raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is "
+                     "unchanged")
+  if target.itemsize < old.itemsize:
+    out = lax.bitcast_convert_type(x, target)
+    out = out.reshape(*x.shape[:-1], x.shape[-1] * (old.itemsize // target.itemsize))
+  elif target.itemsize > old.itemsize:
+    ratio = target.itemsize // old.itemsize
+    if x.shape[-1] % ratio:
+      raise ValueError("When changing to a larger dtype, its size must be a divisor of the "
+                       "total size in bytes of the last axis of the array.")
+    out = lax.bitcast_convert_type(x.reshape(*x.shape[:-1], x.shape[-1] // ratio, ratio), target)
+  else:
+    out = lax.bitcast_convert_type(x, target)
+  return lax.ne(out, np.uint8(0)) if new == np.bool_ else out
+
+
+def _byteswap(self):
+  """The array with the bytes of each element reversed (mirrors `jax.Array.byteswap`)."""
+  dtype = dtype_of(self)
+  if dtype.itemsize == 1:
+    return self
+  if dtypes.issubdtype(dtype, np.complexfloating):  # each part on its own, as NumPy does
+    return lax.complex(_byteswap(lax.real(self)), _byteswap(lax.imag(self)))
+  as_bytes = lax.bitcast_convert_type(self, np.uint8)
+  return lax.bitcast_convert_type(lax_numpy.flip(as_bytes, axis=-1), dtype)
+
+
+def _flat(self):
+  raise NotImplementedError("JAX Arrays do not implement the arr.flat property: consider "
+                            "arr.flatten() instead.")
+
+
 # Methods that forward to the jnp function of the same name, with self first.
 _FORWARDED = {
     "all": reductions.all, "any": reductions.any, "argmax": reductions.argmax,
-    "argmin": reductions.argmin, "argsort": sorting.argsort,
+    "argmin": reductions.argmin, "argpartition": sorting.argpartition,
+    "argsort": sorting.argsort,
     "conj": ufuncs.conjugate, "conjugate": ufuncs.conjugate, "cumprod": reductions.cumprod,
     "cumsum": reductions.cumsum, "dot": tensor_contractions.dot, "max": reductions.max,
     "mean": reductions.mean, "min": reductions.min, "nonzero": lax_numpy.nonzero,
@@ -149,6 +215,9 @@ def _install(cls):
   for name, fn in _FORWARDED.items():
     setattr(cls, name, _forward(name, fn))
   cls.astype = _astype
+  cls.view = _view
+  cls.byteswap = _byteswap
+  cls.flat = property(_flat)
   cls.reshape = _reshape
   cls.transpose = _transpose
   cls.copy = _copy
