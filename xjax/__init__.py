@@ -6,6 +6,8 @@ from xjax._src.config import config as config
 from xjax._src.config import (default_device as default_device,
                               default_matmul_precision as default_matmul_precision,
                               disable_jit as disable_jit, enable_checks as enable_checks,
+                              numpy_dtype_promotion as numpy_dtype_promotion,
+                              numpy_rank_promotion as numpy_rank_promotion,
                               threefry_partitionable as threefry_partitionable)
 from xjax._src.array import Array as Array
 from xjax._src.jit import jit as jit

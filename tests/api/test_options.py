@@ -162,3 +162,32 @@ def test_traceback_filtering_off_keeps_every_frame():
 def test_traceback_filtering_flag_values_are_checked():
   with pytest.raises(ValueError, match="new enum value must be in"):
     config.update("jax_traceback_filtering", "sometimes")
+
+
+# -- promotion-mode context managers (issue 13) ----------------------------------------
+
+
+def test_numpy_rank_promotion_modes():
+  import warnings
+  with xjax.numpy_rank_promotion("warn"):
+    with pytest.warns(UserWarning, match="Following NumPy automatic rank promotion for add on "
+                                         r"shapes \(3,\) \(2, 3\).*disable this warning"):
+      jnp.ones(3) + jnp.ones((2, 3))
+  with xjax.numpy_rank_promotion("raise"):
+    with pytest.raises(ValueError, match="Operands could not be broadcast together for add"):
+      jnp.ones(3) + jnp.ones((2, 3))
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    jnp.ones(3) + jnp.ones((2, 3))  # 'allow' outside the block
+  with pytest.raises(ValueError, match="new enum value must be in"):
+    with xjax.numpy_rank_promotion("sometimes"):
+      pass
+
+
+def test_numpy_dtype_promotion_modes():
+  with xjax.numpy_dtype_promotion("strict"):
+    with pytest.raises(xjax.dtypes.TypePromotionError, match="no available implicit dtype "
+                                                             "promotion path"):
+      jnp.ones(3, jnp.int32) + jnp.ones(3, jnp.float32)
+    assert (jnp.ones(3) + jnp.ones(3)).dtype == np.float32
+  assert (jnp.ones(3, jnp.int32) + jnp.ones(3, jnp.float32)).dtype == np.float32

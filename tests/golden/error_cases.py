@@ -391,4 +391,14 @@ def cases(jax, jnp, lax, np):
   add("view_type_argument", lambda: jnp.arange(3).view(np.uint8, type=np.ndarray))
   add("array_flat", lambda: jnp.arange(3).flat)
   add("fromiter_refused", lambda: jnp.fromiter(range(3), int))
+
+  def rank_promotion_raise():
+    with jax.numpy_rank_promotion("raise"):
+      return jnp.ones(3) + jnp.ones((2, 3))
+  add("rank_promotion_raise", rank_promotion_raise)
+
+  def dtype_promotion_strict():
+    with jax.numpy_dtype_promotion("strict"):
+      return jnp.ones(3, jnp.int32) + jnp.ones(3, jnp.float32)
+  add("dtype_promotion_strict", dtype_promotion_strict)
   return out

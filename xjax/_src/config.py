@@ -237,6 +237,18 @@ def default_matmul_precision(precision: str | None):
   return config.override("jax_default_matmul_precision", precision)
 
 
+def numpy_dtype_promotion(mode: str):
+  """Context manager setting `jax_numpy_dtype_promotion` ('standard' or 'strict') in this
+  thread (mirrors `jax.numpy_dtype_promotion`)."""
+  return config.override("jax_numpy_dtype_promotion", mode)
+
+
+def numpy_rank_promotion(mode: str):
+  """Context manager setting `jax_numpy_rank_promotion` ('allow', 'warn' or 'raise') in this
+  thread (mirrors `jax.numpy_rank_promotion`)."""
+  return config.override("jax_numpy_rank_promotion", mode)
+
+
 def threefry_partitionable(new_val: bool = True):
   """Context manager choosing the threefry random-bits layout (mirrors `jax.threefry_partitionable`)."""
   return config.override("jax_threefry_partitionable", new_val)

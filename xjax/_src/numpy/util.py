@@ -190,14 +190,16 @@ def _rank_promotion_check(fun_name, shapes):
   mode = config.jax_numpy_rank_promotion
   if mode == "allow":
     return
-  msg = (f"Following NumPy automatic rank promotion for {fun_name} on shapes "
-         f"{' '.join(map(str, shapes))}. Set the jax_numpy_rank_promotion config option to "
-         "'allow' to disable this message; for more information, see "
-         "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+  shown = " ".join(map(str, shapes))
+  link = "https://docs.jax.dev/en/latest/rank_promotion_warning.html."
   if mode == "warn":
-    warnings.warn(msg, stacklevel=4)
+    warnings.warn(f"Following NumPy automatic rank promotion for {fun_name} on shapes {shown}. "
+                  "Set the jax_numpy_rank_promotion config option to 'allow' to disable this "
+                  f"warning; for more information, see {link}", stacklevel=4)
   elif mode == "raise":
-    raise ValueError(msg)
+    raise ValueError(f"Operands could not be broadcast together for {fun_name} on shapes "
+                     f"{shown} and with the config option jax_numpy_rank_promotion='raise'. For "
+                     f"more information, see {link}")
 
 
 def broadcast_shapes(*shapes) -> tuple[int, ...]:
