@@ -38,25 +38,23 @@ KNOWN_MISSING = {
     """.split()),
     "jax.lax": set("""
     AccuracyMode ConvDimensionNumbers ConvGeneralDilatedDimensionNumbers DotAlgorithm
-    DotAlgorithmPreset DotDimensionNumbers FftType PrecisionLike RaggedDotDimensionNumbers
-    RandomAlgorithm Tolerance after_all after_all_p all_to_all all_to_all_p approx_max_k
-    approx_min_k approx_top_k_p axis_size batch_matmul bessel_i0e bessel_i0e_p bessel_i1e
-    bessel_i1e_p betainc broadcast_like broadcast_shapes composite conv
+    DotAlgorithmPreset FftType RaggedDotDimensionNumbers RandomAlgorithm Tolerance after_all
+    after_all_p all_to_all all_to_all_p approx_max_k approx_min_k approx_top_k_p bessel_i0e
+    bessel_i0e_p bessel_i1e bessel_i1e_p betainc broadcast_like composite conv
     conv_dimension_numbers conv_general_dilated conv_general_dilated_local
     conv_general_dilated_p conv_general_dilated_patches conv_general_permutations
     conv_general_shape_tuple conv_shape_tuple conv_transpose conv_transpose_shape_tuple
     conv_with_general_padding create_token create_token_p custom_linear_solve custom_root
-    dce_sink dce_sink_p device_put_p dtype empty eq_to_p fft fft_p igamma igamma_grad_a
+    dce_sink dce_sink_p device_put_p empty eq_to_p fft fft_p igamma igamma_grad_a
     igamma_grad_a_p igamma_p igammac igammac_p le_to_p linalg linear_solve_p lt_to_p mulhi
     mulhi_p optimization_barrier optimization_barrier_p padtype_to_pads pbroadcast pcast
     platform_dependent precv psend pshuffle psum_scatter pswapaxes ragged_all_to_all
-    ragged_all_to_all_p ragged_dot ragged_dot_general random_gamma_grad reciprocal
-    reduce_window reduce_window_max_p reduce_window_min_p reduce_window_p
-    reduce_window_shape_tuple reduce_window_sum_p regularized_incomplete_beta_p
-    rng_bit_generator rng_bit_generator_p rng_uniform rng_uniform_p scaled_dot
-    select_and_gather_add_p select_and_scatter_add_p select_and_scatter_p shape_as_value
-    sharding_constraint_p stack stack_p stage stage_p tile tile_p unstack unstack_p
-    with_sharding_constraint zeta zeta_p
+    ragged_all_to_all_p ragged_dot ragged_dot_general random_gamma_grad reduce_window
+    reduce_window_max_p reduce_window_min_p reduce_window_p reduce_window_shape_tuple
+    reduce_window_sum_p regularized_incomplete_beta_p rng_bit_generator rng_bit_generator_p
+    rng_uniform rng_uniform_p scaled_dot select_and_gather_add_p select_and_scatter_add_p
+    select_and_scatter_p shape_as_value sharding_constraint_p stack stack_p stage stage_p
+    tile tile_p unstack unstack_p with_sharding_constraint zeta zeta_p
     """.split()),
 }
 

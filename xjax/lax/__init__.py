@@ -155,3 +155,12 @@ from xjax._src.lax.control_flow.loops import (
 from xjax._src.lax.control_flow.scan import map as map, scan as scan, scan_p as scan_p
 from xjax._src.lax.control_flow.conditionals import select as select
 from xjax._src.lax.control_flow.associative_scan import associative_scan as associative_scan
+# --- issue 13: more of jax.lax ---
+from xjax._src.lax.dot import (
+    DotDimensionNumbers as DotDimensionNumbers, PrecisionLike as PrecisionLike,
+    batch_matmul as batch_matmul,
+)
+from xjax._src.lax.elementwise import reciprocal as reciprocal
+from xjax._src.lax.parallel import axis_size as axis_size
+from xjax._src.lax.structural import broadcast_shapes as broadcast_shapes
+from xjax._src.lax.utils import dtype as dtype

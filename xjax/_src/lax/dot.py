@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
+from typing import Union
 
 import numpy as np
 
@@ -319,3 +321,30 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
                     f"{core.get_aval(rhs).shape}.")
   return dot_general(lhs, rhs, (((lhs_ndim - 1,), (0,)), ((), ())), precision=precision,
                      preferred_element_type=preferred_element_type)
+
+
+# The types JAX names for dot_general's arguments (for annotations).
+DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
+                            tuple[Sequence[int], Sequence[int]]]
+PrecisionLike = Union[None, str, Precision, tuple[str, str], tuple[Precision, Precision]]
+
+
+def batch_matmul(lhs, rhs, precision=None):
+  """Matrix products over matching leading batch axes: ``(..., n, k) @ (..., k, m)``.
+
+  Raises:
+    ValueError: an operand has fewer than 2 axes, or they differ in rank.
+    TypeError: batch or contracted sizes differ (dot_general's errors).
+
+  Mirrors `jax.lax.batch_matmul`.
+  """
+  lhs_ndim, rhs_ndim = np.ndim(lhs), np.ndim(rhs)
+  if min(lhs_ndim, rhs_ndim) < 2:
+    raise ValueError(f"Arguments to batch_matmul must be at least 2D, got {lhs_ndim}, "
+                     f"{rhs_ndim}")
+  if lhs_ndim != rhs_ndim:
+    raise ValueError(f"Arguments to batch_matmul must have same ndim, got {lhs_ndim}, "
+                     f"{rhs_ndim}")
+  batch = tuple(range(lhs_ndim - 2))
+  return dot_general(lhs, rhs, (((lhs_ndim - 1,), (rhs_ndim - 2,)), (batch, batch)),
+                     precision=precision)

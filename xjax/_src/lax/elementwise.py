@@ -423,7 +423,8 @@ def integer_pow(x, y: int):
 
 def _integer_pow_abstract_eval(x, *, y):
   if y < 0 and not dtypes.issubdtype(x.dtype, np.inexact):
-    raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x.dtype.name}, {y})")
+    raise TypeError(f"Integers cannot be raised to negative powers, got "
+                    f"integer_pow({x.str_short()}, {y})")
   return naryop_abstract_eval("integer_pow", ("num",))(x)
 
 
@@ -1258,3 +1259,14 @@ batching.defvectorized(copy_p)
 
 def _copy(x):
   return copy_p.bind(x)
+
+
+def reciprocal(x):
+  """Elementwise ``1 / x``, as ``integer_pow(x, -1)``.
+
+  Raises:
+    TypeError: integer `x` (integers cannot be raised to negative powers).
+
+  Mirrors `jax.lax.reciprocal`.
+  """
+  return integer_pow(x, -1)

@@ -377,3 +377,23 @@ def ppermute(x, axis_name, perm):
 
 
 batching.register_axis_ops(sum_batch=lambda x: reductions.reduce_sum(x, (0,)))
+
+
+def axis_size(axis_name) -> int:
+  """The size of the named mapped axis (the product, for a tuple of names).
+
+  Args:
+    axis_name: a name bound by an enclosing `vmap(axis_name=...)`, or a tuple.
+
+  Returns:
+    A Python int.
+
+  Raises:
+    NameError: an unbound name ("unbound axis name: i").
+
+  Mirrors `jax.lax.axis_size`.
+  """
+  size = 1
+  for name in _axis_names(axis_name):
+    size *= core.axis_size(name)
+  return size

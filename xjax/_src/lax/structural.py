@@ -875,3 +875,25 @@ def _expand_trailing(x, ndim: int):
 
 batching.register_axis_ops(moveaxis=_moveaxis, broadcast=_broadcast_axis,
                            expand_trailing=_expand_trailing)
+
+
+def broadcast_shapes(*shapes) -> tuple[int, ...]:
+  """The shape the given shapes broadcast to (NumPy's rules, aligned at the trailing axes).
+
+  Raises:
+    ValueError: the shapes do not broadcast ("Incompatible shapes for broadcasting").
+
+  Mirrors `jax.lax.broadcast_shapes`.
+  """
+  shapes = [tuple(core.canonicalize_shape(s)) for s in shapes]
+  if not shapes:
+    return ()
+  ndim = max(len(s) for s in shapes)
+  padded = [(1,) * (ndim - len(s)) + s for s in shapes]
+  out = []
+  for sizes in zip(*padded):
+    non_one = {d for d in sizes if d != 1}
+    if len(non_one) > 1:
+      raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}")
+    out.append(non_one.pop() if non_one else 1)
+  return tuple(out)

@@ -130,3 +130,17 @@ def drop_none_params(*names):
   def pp_params(params):
     return {k: v for k, v in params.items() if not (k in names and v is None)}
   return pp_params
+
+
+def dtype(x):
+  """The canonical dtype of a value or dtype-like `x` (float64 is float32 without x64).
+
+  Raises:
+    TypeError: `x` has no dtype JAX can use.
+
+  Mirrors `jax.lax.dtype`.
+  """
+  try:
+    return dtypes.dtype(x, canonicalize=True)
+  except (TypeError, ValueError) as e:
+    raise TypeError(f"Cannot determine dtype of {x}") from e
