@@ -129,3 +129,10 @@ from xjax._src.numpy.statistics import (
     nanpercentile as nanpercentile, nanquantile as nanquantile, percentile as percentile,
     quantile as quantile, searchsorted as searchsorted,
 )
+from xjax._src.numpy.math_extras import (
+    bartlett as bartlett, blackman as blackman, cross as cross, diff as diff,
+    ediff1d as ediff1d, frexp as frexp, gcd as gcd, gradient as gradient, hamming as hamming,
+    hanning as hanning, i0 as i0, interp as interp, iscomplex as iscomplex, isreal as isreal,
+    isrealobj as isrealobj, kaiser as kaiser, kron as kron, lcm as lcm, ldexp as ldexp,
+    modf as modf, nan_to_num as nan_to_num, sinc as sinc, spacing as spacing, unwrap as unwrap,
+)
