@@ -32,7 +32,7 @@ KNOWN_MISSING = {
     unique_counts unique_inverse unique_values unstack vander vectorize
     """.split()),
     "jax.Array": set("""
-    choose compress diagonal searchsorted trace
+    choose compress diagonal trace
     """.split()),
     "jax.lax": set("""
     AccuracyMode ConvDimensionNumbers ConvGeneralDilatedDimensionNumbers DotAlgorithm

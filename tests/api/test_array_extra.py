@@ -71,3 +71,10 @@ def test_shards_and_to_device():
 
 def test_argpartition_method():
   np.testing.assert_array_equal(jnp.array([5, 1, 4, 2, 3, 0]).argpartition(2), [5, 1, 3, 0, 2, 4])
+
+
+def test_searchsorted_method():
+  a = jnp.arange(5)
+  assert int(a.searchsorted(2.5)) == 3
+  assert int(a.searchsorted(2, side="right")) == 3
+  np.testing.assert_array_equal(a.searchsorted(np.array([0, 9])), [0, 5])

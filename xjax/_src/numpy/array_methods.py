@@ -21,6 +21,7 @@ from xjax._src.numpy import indexing
 from xjax._src.numpy import lax_numpy
 from xjax._src.numpy import reductions
 from xjax._src.numpy import sorting
+from xjax._src.numpy import statistics
 from xjax._src.numpy import tensor_contractions
 from xjax._src.numpy import ufuncs
 from xjax._src.numpy.util import dtype_of, is_arraylike
@@ -188,7 +189,7 @@ _FORWARDED = {
     "flatten": lax_numpy.ravel, "repeat": lax_numpy.repeat, "sort": sorting.sort,
     "squeeze": lax_numpy.squeeze, "std": reductions.std, "sum": reductions.sum,
     "swapaxes": lax_numpy.swapaxes, "take": indexing.take, "var": reductions.var,
-    "round": ufuncs.round,
+    "round": ufuncs.round, "searchsorted": statistics.searchsorted,
 }
 
 
