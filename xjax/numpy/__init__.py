@@ -136,3 +136,7 @@ from xjax._src.numpy.math_extras import (
     isrealobj as isrealobj, kaiser as kaiser, kron as kron, lcm as lcm, ldexp as ldexp,
     modf as modf, nan_to_num as nan_to_num, sinc as sinc, spacing as spacing, unwrap as unwrap,
 )
+from xjax._src.numpy.array_api_metadata import (
+    __array_api_version__ as __array_api_version__,
+    __array_namespace_info__ as __array_namespace_info__,
+)

@@ -16,6 +16,7 @@ from xjax._src import core
 from xjax._src import dtypes
 from xjax._src.array import Array
 from xjax._src.lax import elementwise as lax
+from xjax._src.numpy import array_api_metadata
 from xjax._src.numpy import creation
 from xjax._src.numpy import indexing
 from xjax._src.numpy import lax_numpy
@@ -217,6 +218,7 @@ def _install(cls):
     setattr(cls, name, _forward(name, fn))
   cls.astype = _astype
   cls.view = _view
+  cls.__array_namespace__ = array_api_metadata.array_namespace
   cls.byteswap = _byteswap
   cls.flat = property(_flat)
   cls.reshape = _reshape

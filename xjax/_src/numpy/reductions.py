@@ -725,8 +725,46 @@ cumsum = _cumulative("cumsum", "cumsum")
 cumprod = _cumulative("cumprod", "cumprod")
 nancumsum = _cumulative("nancumsum", "cumsum", fill_nan=True, fill_value=0)
 nancumprod = _cumulative("nancumprod", "cumprod", fill_nan=True, fill_value=1)
-cumulative_sum = cumsum
-cumulative_prod = cumprod
+
+
+def _cumulative_array_api(name, what, cumulative, identity, promote):
+  def fn(x, /, *, axis: int | None = None, dtype=None, include_initial: bool = False):
+    x = ensure_arraylike(name, x)
+    if util.ndim(x) == 0:
+      raise ValueError(f"The input must be non-scalar to take a cumulative {what}, however a "
+                       "scalar value or scalar array was given.")
+    if axis is None:
+      if util.ndim(x) > 1:
+        raise ValueError(f"The input array has rank {util.ndim(x)}, however axis was not set to "
+                         "an explicit value. The axis argument is only optional for "
+                         "one-dimensional arrays.")
+      axis = 0
+    axis = util.canonicalize_axis(axis, util.ndim(x))
+    if dtype is None and promote:
+      dtype = _promote_integer_dtype(dtype_of(x))
+    out = cumulative(x, axis=axis, dtype=dtype)
+    if include_initial:
+      pads = [(0, 0, 0)] * util.ndim(out)
+      pads[axis] = (1, 0, 0)
+      out = lax_structural.pad(out, const_like(out, identity), pads)
+    return out
+  fn.__name__ = fn.__qualname__ = name
+  fn.__doc__ = (f"The cumulative {what} of `x` along `axis`, the Array API way.\n\n"
+                "  Args:\n    x: an array of at least one axis.\n    axis: the axis (only "
+                "optional for 1-D `x`).\n    dtype: the result dtype" +
+                (" (default: integers widen to the default integer width, as `sum` does)"
+                 if promote else " (bools accumulate as integers)") +
+                f".\n    include_initial: start with the identity ({identity}), so the axis "
+                "grows by one.\n\n  Returns:\n    An array of `x`'s shape (one longer along "
+                "`axis` with `include_initial`).\n\n  Raises:\n    ValueError: `x` is 0-d, "
+                "or `axis` is None with more than one axis.\n\n"
+                f"  Mirrors `jax.numpy.{name}`.\n  ")
+  return fn
+
+
+# JAX widens small integers in cumulative_sum (as sum does) but not in cumulative_prod.
+cumulative_sum = _cumulative_array_api("cumulative_sum", "sum", cumsum, 0, promote=True)
+cumulative_prod = _cumulative_array_api("cumulative_prod", "product", cumprod, 1, promote=False)
 
 
 @jit(static_argnames=("axis",))
