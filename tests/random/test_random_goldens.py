@@ -25,6 +25,14 @@ with open(os.path.join(HERE, "goldens.json")) as _f:
 # (cholesky, qr), which xjax does not have yet.
 NOT_YET: set[str] = {"multivariate_normal", "orthogonal"}
 
+# The gamma-family samplers run XLA's log/exp inside a rejection loop, and XLA's CPU
+# code for those differs in the last bits between instruction sets (AVX2 vs AVX-512):
+# real JAX 0.10.2 itself reproduces these goldens exactly on one machine and within
+# 4 ulp on another, where xjax still equals JAX bit for bit. There the float results
+# may differ from the recording by that much; everything else must match exactly.
+ISA_DEPENDENT = {"gamma", "gamma_small_alpha", "loggamma", "beta", "dirichlet", "chisquare", "t"}
+MAX_ULP = 4
+
 
 def _params():
   out = []
@@ -56,7 +64,18 @@ def test_random_matches_jax_bit_for_bit(mode, case_id):
       value = np.asarray(thunk())
   assert value.dtype.name == expected["dtype"]
   assert list(value.shape) == expected["shape"]
-  assert np.ascontiguousarray(value).tobytes().hex() == expected["hex"]
+  if case_id in ISA_DEPENDENT and value.dtype.kind == "f":
+    assert _ulp_distance(value, expected["hex"]) <= MAX_ULP
+  else:
+    assert np.ascontiguousarray(value).tobytes().hex() == expected["hex"]
+
+
+def _ulp_distance(value, golden_hex):
+  """The largest distance, in units in the last place, between `value` and the golden bytes."""
+  ints = {2: np.int16, 4: np.int32, 8: np.int64}[value.dtype.itemsize]
+  golden = np.frombuffer(bytes.fromhex(golden_hex), value.dtype).reshape(value.shape)
+  as_int = lambda a: np.ascontiguousarray(a).view(ints).astype(np.int64)
+  return int(np.abs(as_int(value) - as_int(golden)).max(initial=0))
 
 
 def _normalize(text):

@@ -164,3 +164,31 @@ from xjax._src.lax.elementwise import reciprocal as reciprocal
 from xjax._src.lax.parallel import axis_size as axis_size
 from xjax._src.lax.structural import broadcast_shapes as broadcast_shapes
 from xjax._src.lax.utils import dtype as dtype
+# --- missing lax primitives, part A (issue 13) ---
+from xjax._src.lax.stacking import (
+    stack as stack, stack_p as stack_p, tile as tile, tile_p as tile_p, unstack as unstack,
+    unstack_p as unstack_p,
+)
+from xjax._src.lax.misc_ops import (
+    RandomAlgorithm as RandomAlgorithm, broadcast_like as broadcast_like,
+    dce_sink as dce_sink, dce_sink_p as dce_sink_p, empty as empty, eq_to_p as eq_to_p,
+    le_to_p as le_to_p, lt_to_p as lt_to_p, mulhi as mulhi, mulhi_p as mulhi_p,
+    optimization_barrier as optimization_barrier,
+    optimization_barrier_p as optimization_barrier_p, padtype_to_pads as padtype_to_pads,
+    rng_bit_generator as rng_bit_generator, rng_bit_generator_p as rng_bit_generator_p,
+    rng_uniform as rng_uniform, rng_uniform_p as rng_uniform_p, shape_as_value as shape_as_value,
+    stage as stage, stage_p as stage_p,
+)
+from xjax._src.lax.ann import (
+    approx_max_k as approx_max_k, approx_min_k as approx_min_k, approx_top_k_p as approx_top_k_p,
+)
+# --- jax.lax names part B: solves, composite, dot algorithms (issue 13) ---
+from xjax._src.lax.control_flow.solves import (
+    custom_linear_solve as custom_linear_solve, custom_root as custom_root,
+    linear_solve_p as linear_solve_p,
+)
+from xjax._src.lax.composite import composite as composite, composite_p as composite_p
+from xjax._src.lax.dot_algorithms import (
+    AccuracyMode as AccuracyMode, DotAlgorithm as DotAlgorithm,
+    DotAlgorithmPreset as DotAlgorithmPreset, Tolerance as Tolerance,
+)

@@ -17,7 +17,7 @@ from xjax._src.numpy.lax_numpy import (
     fliplr as fliplr, flipud as flipud, hsplit as hsplit, hstack as hstack,
     iscomplexobj as iscomplexobj, isclose as isclose, isscalar as isscalar,
     matrix_transpose as matrix_transpose, moveaxis as moveaxis, ndim as ndim,
-    nonzero as nonzero, pad as pad, permute_dims as permute_dims,
+    nonzero as nonzero, permute_dims as permute_dims,
     promote_types as promote_types, ravel as ravel, repeat as repeat, reshape as reshape,
     result_type as result_type, roll as roll, row_stack as row_stack, shape as shape,
     size as size, split as split, squeeze as squeeze, stack as stack, swapaxes as swapaxes,
@@ -139,4 +139,40 @@ from xjax._src.numpy.math_extras import (
 from xjax._src.numpy.array_api_metadata import (
     __array_api_version__ as __array_api_version__,
     __array_namespace_info__ as __array_namespace_info__,
+)
+# --- pad in every mode (issue 13) ---
+from xjax._src.numpy.pad import pad as pad
+# --- index tricks and triangle/index helpers (issue 13) ---
+from xjax._src.numpy.index_tricks import (
+    c_ as c_, diag_indices as diag_indices, diag_indices_from as diag_indices_from,
+    index_exp as index_exp, indices as indices, ix_ as ix_, mask_indices as mask_indices,
+    meshgrid as meshgrid, mgrid as mgrid, ogrid as ogrid, r_ as r_, s_ as s_, tri as tri,
+    tril_indices as tril_indices, tril_indices_from as tril_indices_from,
+    triu_indices as triu_indices, triu_indices_from as triu_indices_from, vander as vander,
+)
+# --- polynomials, vectorize, convolve/correlate, trim_zeros (issue 13) ---
+from xjax._src.numpy.polynomial import (
+    convolve as convolve, correlate as correlate, poly as poly, polyadd as polyadd,
+    polyder as polyder, polydiv as polydiv, polyint as polyint, polymul as polymul,
+    polysub as polysub, polyval as polyval, trim_zeros as trim_zeros,
+)
+from xjax._src.numpy.vectorize import vectorize as vectorize
+# --- array manipulation, part A: append, block, delete, insert, ... (issue 13) ---
+from xjax._src.numpy.manipulation import (
+    append as append, block as block, delete as delete, dsplit as dsplit, insert as insert,
+    resize as resize, rollaxis as rollaxis, rot90 as rot90, unstack as unstack,
+)
+
+# --- selection and diagonals: choose, compress, put, diag, trace, ... (issue 13) ---
+from xjax._src.numpy.selection import (
+    choose as choose, compress as compress, diag as diag, diagflat as diagflat,
+    diagonal as diagonal, extract as extract, fill_diagonal as fill_diagonal, place as place,
+    put as put, put_along_axis as put_along_axis, trace as trace,
+)
+# --- set operations: unique, union1d, intersect1d, setdiff1d, setxor1d, isin (issue 13) ---
+from xjax._src.numpy.setops import (
+    intersect1d as intersect1d, isin as isin, setdiff1d as setdiff1d, setxor1d as setxor1d,
+    union1d as union1d, unique as unique, unique_all as unique_all,
+    unique_counts as unique_counts, unique_inverse as unique_inverse,
+    unique_values as unique_values,
 )

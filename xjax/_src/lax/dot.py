@@ -13,6 +13,8 @@ from xjax._src import stablehlo as hlo
 from xjax._src.config import config
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
+from xjax._src.lax import dot_algorithms
+from xjax._src.lax.dot_algorithms import DotAlgorithm, DotAlgorithmPreset
 from xjax._src.lax.elementwise import _coerce_scalars, convert_element_type
 from xjax._src.lax.structural import transpose
 from xjax._src.lax.utils import standard_primitive
@@ -59,14 +61,19 @@ def canonicalize_precision(precision):
     if default is None:
       return None
     precision = default
+  if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+    return precision
+  if isinstance(precision, str) and precision in DotAlgorithmPreset.__members__:
+    return DotAlgorithmPreset[precision]
   if isinstance(precision, (str, Precision)):
     one = _to_precision(precision)
     return (one, one)
   if isinstance(precision, (tuple, list)) and len(precision) == 2:
     return (_to_precision(precision[0]), _to_precision(precision[1]))
   raise ValueError("Precision argument must be one of:\n- None,\n- a Precision enum value,\n"
-                   "- a string naming one,\n- a tuple or list of two of these; "
-                   f"got {precision!r}.")
+                   "- a string naming one,\n- a tuple or list of two of these,\n"
+                   "- a lax.DotAlgorithmPreset or the name of one of these presets, or\n"
+                   f"- a lax.DotAlgorithm value;\nbut got {precision!r}.")
 
 
 def _to_precision(value) -> Precision:
@@ -74,11 +81,8 @@ def _to_precision(value) -> Precision:
     return value
   if isinstance(value, str) and value.lower() in _PRECISION_NAMES:
     return _PRECISION_NAMES[value.lower()]
-  if isinstance(value, str) and value.isupper() and "_" in value:
-    raise NotImplementedError(f"dot algorithm preset {value!r} as a matmul precision is not "
-                              "implemented in xjax; use 'default', 'high' or 'highest'.")
-  raise ValueError(f"Unknown matmul precision {value!r}: use a lax.Precision or one of "
-                   f"{sorted(_PRECISION_NAMES)}.")
+  raise ValueError(f"Unknown matmul precision {value!r}: use a lax.Precision, one of "
+                   f"{sorted(_PRECISION_NAMES)}, or a lax.DotAlgorithmPreset name.")
 
 
 def _canonical_dimension_numbers(dimension_numbers):
@@ -235,6 +239,8 @@ def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers, precision,
   (lc, rc), (lb, rb) = dimension_numbers
   lhs_aval, rhs_aval = ctx.avals_in
   out = ctx.avals_out[0]
+  if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+    return _dot_algorithm_lowering(ctx, lhs, rhs, dimension_numbers, precision)
   # Compute in the result type (the preferred or the wider operand type).
   if lhs_aval.dtype != out.dtype:
     lhs = ctx.op1("stablehlo.convert", [lhs], hlo.tensor_type(lhs_aval.shape, out.dtype))
@@ -259,6 +265,52 @@ def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers, precision,
                    "comparison_direction = #stablehlo<comparison_direction NE>, "
                    "compare_type = #stablehlo<comparison_type SIGNED>")
   return ctx.op1("stablehlo.dot_general", [lhs, rhs], hlo.aval_type(out), attrs)
+
+
+def _dot_algorithm_lowering(ctx, lhs, rhs, dimension_numbers, algorithm):
+  """A dot with an `algorithm` attribute: operands converted to its storage types.
+
+  The dot computes in the algorithm's accumulation type; the result is
+  converted back to the output type, as JAX lowers it. Non-float operands
+  ignore the algorithm.
+  """
+  from xjax._src import backend
+  (lc, rc), (lb, rb) = dimension_numbers
+  lhs_aval, rhs_aval = ctx.avals_in
+  out = ctx.avals_out[0]
+  if not all(dtypes.issubdtype(a.dtype, np.floating) for a in (lhs_aval, rhs_aval)):
+    return _dot_general_lowering(ctx, lhs, rhs, dimension_numbers=dimension_numbers,
+                                 precision=None, preferred_element_type=out.dtype,
+                                 out_sharding=None)
+  if isinstance(algorithm, DotAlgorithmPreset):
+    if backend.platform() == "cpu" and algorithm.name not in dot_algorithms.CPU_PRESETS:
+      raise ValueError(f"The precision '{algorithm}' is not supported by dot_general on CPU")
+    supported = algorithm.supported_lhs_types
+    acc = algorithm.accumulation_type
+  else:
+    supported = (algorithm.lhs_precision_type,)
+    acc = algorithm.accumulation_type
+  def storage(aval):
+    if supported is None or any(aval.dtype == np.dtype(t) for t in supported):
+      return aval.dtype
+    return np.dtype(supported[0])
+  def convert(x, aval, dtype):
+    if aval.dtype == dtype:
+      return x
+    return ctx.op1("stablehlo.convert", [x], hlo.tensor_type(aval.shape, dtype))
+  lhs_t, rhs_t = storage(lhs_aval), storage(rhs_aval)
+  lhs, rhs = convert(lhs, lhs_aval, lhs_t), convert(rhs, rhs_aval, rhs_t)
+  acc_t = out.dtype if acc is None else np.dtype(acc)
+  fmt = lambda xs: "[" + ", ".join(map(str, xs)) + "]"
+  attrs = ("dot_dimension_numbers = #stablehlo.dot<"
+           f"lhs_batching_dimensions = {fmt(lb)}, rhs_batching_dimensions = {fmt(rb)}, "
+           f"lhs_contracting_dimensions = {fmt(lc)}, rhs_contracting_dimensions = {fmt(rc)}>, "
+           "precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]")
+  algo = dot_algorithms.algorithm_attr(algorithm)
+  if algo is not None:
+    attrs += f", algorithm = {algo}"
+  result = ctx.op1("stablehlo.dot_general", [lhs, rhs], hlo.tensor_type(out.shape, acc_t), attrs)
+  return convert(result, out.update(dtype=acc_t), out.dtype)
 
 
 dot_general_p = standard_primitive("dot_general", _dot_general_abstract_eval,
@@ -326,7 +378,8 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
 # The types JAX names for dot_general's arguments (for annotations).
 DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
                             tuple[Sequence[int], Sequence[int]]]
-PrecisionLike = Union[None, str, Precision, tuple[str, str], tuple[Precision, Precision]]
+PrecisionLike = Union[None, str, Precision, tuple[str, str], tuple[Precision, Precision],
+                      DotAlgorithm, DotAlgorithmPreset]
 
 
 def batch_matmul(lhs, rhs, precision=None):

@@ -21,6 +21,7 @@ from xjax._src.numpy import creation
 from xjax._src.numpy import indexing
 from xjax._src.numpy import lax_numpy
 from xjax._src.numpy import reductions
+from xjax._src.numpy import selection
 from xjax._src.numpy import sorting
 from xjax._src.numpy import statistics
 from xjax._src.numpy import tensor_contractions
@@ -173,6 +174,17 @@ def _byteswap(self):
   return lax.bitcast_convert_type(lax_numpy.flip(as_bytes, axis=-1), dtype)
 
 
+def _choose(self, choices, out=None, mode: str = "raise"):
+  """``jnp.choose(self, choices, out=out, mode=mode)`` (mirrors `jax.Array.choose`)."""
+  return selection.choose(self, choices, out=out, mode=mode)
+
+
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+  """``jnp.compress(condition, self, axis, ...)`` (mirrors `jax.Array.compress`)."""
+  return selection.compress(condition, self, axis=axis, size=size, fill_value=fill_value,
+                            out=out)
+
+
 def _flat(self):
   raise NotImplementedError("JAX Arrays do not implement the arr.flat property: consider "
                             "arr.flatten() instead.")
@@ -191,6 +203,7 @@ _FORWARDED = {
     "squeeze": lax_numpy.squeeze, "std": reductions.std, "sum": reductions.sum,
     "swapaxes": lax_numpy.swapaxes, "take": indexing.take, "var": reductions.var,
     "round": ufuncs.round, "searchsorted": statistics.searchsorted,
+    "diagonal": selection.diagonal, "trace": selection.trace,
 }
 
 
@@ -225,6 +238,8 @@ def _install(cls):
   cls.transpose = _transpose
   cls.copy = _copy
   cls.clip = _clip
+  cls.choose = _choose
+  cls.compress = _compress
   cls.T = property(lambda self: lax_numpy.transpose(self))
   cls.mT = property(lambda self: lax_numpy.matrix_transpose(self))
   cls.real = property(lambda self: ufuncs.real(self))

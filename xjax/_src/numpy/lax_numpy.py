@@ -19,6 +19,7 @@ from xjax._src.array import Array
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import slicing as lax_slicing
+from xjax._src.lax import stacking as lax_stacking
 from xjax._src.lax import structural as lax_structural
 from xjax._src.numpy import creation
 from xjax._src.numpy import reductions
@@ -352,6 +353,8 @@ def concatenate(arrays, axis: int | None = 0, dtype=None):
   """
   if _are_keys(arrays):  # typed PRNG keys (xjax.random)
     return prng.concatenate_keys(arrays, axis)
+  if isinstance(arrays, (np.ndarray, Array, core.Tracer)):
+    return _concatenate_array(arrays, axis, dtype)
   arrays = _arrays_tuple("concatenate", arrays)
   if not arrays:
     raise ValueError("Need at least one array to concatenate.")
@@ -365,6 +368,23 @@ def concatenate(arrays, axis: int | None = 0, dtype=None):
   else:
     arrays = [creation.asarray(a, dtype=dtype) for a in arrays]
   return _asarray(lax_structural.concatenate(list(arrays), axis))
+
+
+def _concatenate_array(arr, axis, dtype):
+  """An array's leading-axis slices joined along `axis`: one reshape, as JAX does it."""
+  arr = creation.asarray(arr, dtype=dtype)
+  shape = util.shape(arr)
+  if not shape or shape[0] == 0:
+    raise ValueError("Need at least one array to concatenate.")
+  if axis is None:
+    return lax_structural.reshape(arr, (math.prod(shape),))
+  if len(shape) == 1:
+    raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+  axis = canonicalize_axis(axis, len(shape) - 1)
+  # Move the leading axis next to `axis`, then merge the two.
+  new_sizes = shape[1:axis + 1] + (shape[0] * shape[axis + 1],) + shape[axis + 2:]
+  order = (*range(1, axis + 1), 0, *range(axis + 1, len(shape)))
+  return lax_structural.reshape(arr, new_sizes, order)
 
 
 def concat(arrays, /, *, axis: int | None = 0):
@@ -393,6 +413,12 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
   check_no_out("stack", out)
   if _are_keys(arrays):  # typed PRNG keys (xjax.random)
     return prng.stack_keys(arrays, axis)
+  if isinstance(arrays, (np.ndarray, Array, core.Tracer)):
+    if not util.shape(arrays)[:1] or util.shape(arrays)[0] == 0:
+      raise ValueError("Need at least one array to stack.")
+    axis = canonicalize_axis(axis, util.ndim(arrays))
+    return concatenate(lax_structural.expand_dims(_asarray(arrays), (axis + 1,)), axis=axis,
+                       dtype=dtype)
   arrays = _arrays_tuple("stack", arrays)
   if not arrays:
     raise ValueError("Need at least one array to stack.")
@@ -404,8 +430,7 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
     arrays = [creation.asarray(a, dtype=dtype) for a in arrays]
   else:
     arrays = util.promote_dtypes(*arrays)
-  return _asarray(lax_structural.concatenate(
-      [lax_structural.expand_dims(a, (axis,)) for a in arrays], axis))
+  return _asarray(lax_stacking.stack(arrays, axis))
 
 
 def vstack(tup, dtype=None):
@@ -521,14 +546,7 @@ def tile(A, reps):
   reps = (1,) * (util.ndim(A) - len(reps)) + reps
   if len(reps) > util.ndim(A):
     A = lax_structural.expand_dims(A, tuple(range(len(reps) - util.ndim(A))))
-  shp = util.shape(A)
-  # Broadcast each axis i to (reps[i], shape[i]) then merge the pairs.
-  out_shape, dims = [], []
-  for i, (r, d) in enumerate(zip(reps, shp)):
-    out_shape += [r, d]
-    dims.append(2 * i + 1)
-  out = lax_structural.broadcast_in_dim(A, tuple(out_shape), tuple(dims))
-  return lax_structural.reshape(out, tuple(r * d for r, d in zip(reps, shp)))
+  return lax_stacking.tile(A, reps)
 
 
 def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | None = None):
@@ -657,72 +675,6 @@ def _roll_static(a, shift, axis):
   return a
 
 
-def _pad_width(pad_width, nd):
-  widths = np.asarray(util.concrete_or_error(pad_width, "jnp.pad pad_width"))
-  if widths.dtype.kind not in "iu":
-    raise TypeError(f"`pad_width` must be of integral type, got {widths.dtype}")
-  if widths.ndim == 0 or widths.shape == (1,):
-    widths = np.broadcast_to(widths.reshape(()), (nd, 2))
-  elif widths.shape == (2,) or widths.shape == (1, 2):
-    widths = np.broadcast_to(widths.reshape(2), (nd, 2))
-  elif widths.shape != (nd, 2):
-    raise ValueError(f"jnp.pad: pad_width with nd={nd} has unsupported shape "
-                     f"{np.shape(pad_width)}. Valid shapes are ({nd}, 2), (1, 2), (2,), (1,), "
-                     "or ().")
-  if (widths < 0).any():
-    raise ValueError("index can't contain negative values")
-  return tuple(tuple(w) for w in widths.astype(np.int64))
-
-
-@jit(static_argnums=(1, 2))
-def _pad(array, pad_width, mode, constant_values):
-  nd = util.ndim(array)
-  if mode != "constant":
-    raise NotImplementedError(f"jnp.pad with mode={mode!r} is not implemented; only "
-                              "mode='constant' is.")
-  values = util._unwrap(constant_values)
-  if isinstance(values, (list, tuple)):
-    values = creation.asarray(values)
-  values = lax.convert_element_type(values, dtype_of(array), weak_type=util.is_weak(array))
-  if util.ndim(values) == 0:
-    return lax_structural.pad(array, values, tuple((lo, hi, 0) for lo, hi in pad_width))
-  if util.ndim(values) > 2 or util.shape(values)[-1] not in (1, 2):
-    raise ValueError("jnp.pad: constant_values has unsupported shape "
-                     f"{util.shape(values)}. If the shape is 1D or 2D, the last dimension "
-                     "must be of size 1 or 2.")
-  values = broadcast_to(values, (nd, 2))
-  for i, (lo, hi) in enumerate(pad_width):
-    for side, amount in ((0, lo), (1, hi)):
-      if amount != 0:
-        config = [(0, 0, 0)] * nd
-        config[i] = (amount, 0, 0) if side == 0 else (0, amount, 0)
-        array = lax_structural.pad(array, values[i, side], tuple(config))
-  return array
-
-
-def pad(array, pad_width, mode: str = "constant", *, constant_values=0, **kwargs):
-  """`array` padded with `constant_values` (only mode="constant" is implemented).
-
-  Args:
-    array: an array.
-    pad_width: ``((before, after),) * ndim``, or a form NumPy broadcasts to it.
-    mode: "constant".
-    constant_values: the padding value (a scalar, or per-axis (before, after)).
-
-  Returns:
-    The padded array.
-
-  Raises:
-    NotImplementedError: another mode.
-
-  Mirrors `jax.numpy.pad`.
-  """
-  array = _asarray(ensure_arraylike("pad", array))
-  if kwargs:
-    raise ValueError(f"unsupported keyword arguments for mode '{mode}': {set(kwargs)}")
-  return _pad(array, _pad_width(pad_width, util.ndim(array)), mode, constant_values)
-
-
 # ----------------------------------------------------------------------------
 # where, nonzero and friends
 
@@ -813,22 +765,45 @@ def nonzero(a, *, size: int | None = None, fill_value=None):
   return out
 
 
-def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
-  """The number of occurrences of each value 0, 1, ... in the non-negative integer array `x`.
+def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None,
+             out_sharding=None):
+  """The number of occurrences of each value 0, 1, ... in the integer array `x`.
+
+  Negative values of `x` are counted at 0 and values beyond the result are
+  dropped, as in JAX (NumPy rejects negative values). The result length is
+  part of its shape, so under `jit` the static `length` must be given.
 
   Args:
-    x: a 1-D integer array (negative values count as 0).
-    weights: optional weights of x's shape (summed instead of counting).
-    minlength: the minimum length of the result.
-    length: the static length of the result (needed under `jit`); larger
-      values are dropped.
+    x: a 1-D integer or boolean array (booleans count as 0 and 1).
+    weights: optional weights of x's shape, summed instead of counting ones;
+      they set the result dtype (the default integer dtype without them).
+    minlength: the minimum result length when `length` is None (a concrete
+      int; negative values are ignored).
+    length: the static result length; entries of `x` at or beyond it are
+      dropped. Without it, the length is ``max(minlength, max(0, x.max()) + 1)``
+      for a non-empty `x` and `minlength` for an empty one.
+    out_sharding: unsupported (must be None).
 
   Returns:
-    A 1-D array.
+    A 1-D array of length `length`.
+
+  Raises:
+    TypeError: `x` is not an integer or boolean array, or `length` or
+      `minlength` is not an integer.
+    ValueError: `x` is not 1-D, or `weights` has a different shape.
+    ConcretizationTypeError: `length` is None and `x` is traced, or
+      `length`/`minlength` is traced.
+    NotImplementedError: `out_sharding` is given.
+
+  >>> import xjax.numpy as jnp
+  >>> jnp.bincount(jnp.array([-1, 1, 1, 3]))
+  Array([1, 2, 0, 1], dtype=int32)
 
   Mirrors `jax.numpy.bincount`.
   """
   x = ensure_arraylike("bincount", x)
+  if dtype_of(x) == np.bool_:
+    x = lax.convert_element_type(x, np.int32)
   if not dtypes.issubdtype(dtype_of(x), np.integer):
     raise TypeError(f"x argument to bincount must have an integer type; got {dtype_of(x)}")
   if util.ndim(x) != 1:
@@ -836,17 +811,22 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
   minlength = util.concrete_int(minlength, "The error occurred because of argument 'minlength' "
                                 "of jnp.bincount.")
   if length is None:
-    x_max = util.concrete_or_error(x, "The error occurred because of argument 'x' of "
-                                   "jnp.bincount. To avoid this error, pass a static `length` "
-                                   "argument.")
-    length = builtins.max(minlength, int(np.max(np.asarray(x_max), initial=-1)) + 1)
+    x_val = np.asarray(util.concrete_or_error(
+        x, "The error occurred because of argument 'x' of jnp.bincount. To avoid this error, "
+        "pass a static `length` argument."))
+    length = builtins.max(minlength, x_val.size and builtins.max(0, int(x_val.max())) + 1)
   else:
     length = util.concrete_int(length, "The error occurred because of argument 'length' "
                                "of jnp.bincount.")
+  if out_sharding is not None:
+    raise NotImplementedError("bincount: out_sharding is not supported by xjax.")
   if weights is None:
     weights = np.array(1, dtype=dtypes.default_int_dtype())
   elif util.shape(x) != util.shape(weights):
-    raise ValueError("shape of weights must match shape of x.")
+    # JAX prints the types with their (here always empty) mesh axes.
+    raise ValueError("type of weights must match type of x. Got "
+                     f"typeof(x)={util.aval_of(x).str_short(True)}({{}}) and "
+                     f"typeof(weights)={util.aval_of(weights).str_short(True)}({{}})")
   return creation.zeros(length, dtype_of(weights)).at[ufuncs.clip(x, 0)].add(weights, mode="drop")
 
 
