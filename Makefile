@@ -15,7 +15,7 @@ demo: $(VENV)/.installed
 	$(PY) examples/mlp_digits.py
 
 test: $(VENV)/.installed
-	$(PY) -m pytest -q -n 2 tests
+	$(PY) -m pytest -q -n auto tests
 
 # Regenerates tests/golden/* with real JAX, in a virtualenv of its own.
 goldens:

@@ -114,14 +114,19 @@ GAPS = {
         "pmin": "not differentiable in JAX",
         "rng_uniform": "not differentiable in JAX (XLA's stateful generator)",
         "empty": "no operands: no tangent ever reaches it",
+        "platform_index": "no operands: no tangent ever reaches it",
         "custom_lin": _CUSTOM_LIN,
         "composite": "JAX 0.10.2 has no JVP rule for composite (it raises JAX's ValueError)",
+        "scaled_dot": "JAX 0.10.2 has no JVP or transpose rule for scaled_dot either",
+        "create_token": "no operands: no tangent ever reaches it",
     },
     "batch": {
         "iota": "no operands: no batch trace ever hands it a batched one",
+        "platform_index": "no operands: no batch trace ever hands it a batched one",
         "rng_uniform": "JAX has no batching rule for it either: vmap raises NotImplementedError",
         "custom_lin": _CUSTOM_LIN,
         "composite": "JAX 0.10.2 has no batching rule for composite (NotImplementedError)",
+        "create_token": "no operands: no batch trace ever hands it a batched one",
     },
     "partial_eval": {
         "reduce": _COMBINER,
@@ -145,10 +150,15 @@ NO_SPEC = {
     **dict.fromkeys(("random_seed", "random_bits", "random_split", "random_fold_in",
                      "random_gamma"), "random/test_transforms.py"),
     "threefry2x32": "random/test_threefry.py",
+    "platform_index": "lax/control_flow/test_platform_dependent.py",
     **dict.fromkeys(("stack", "unstack", "tile", "mulhi", "eq_to", "le_to", "lt_to",
                      "optimization_barrier", "stage", "dce_sink", "empty", "rng_uniform",
                      "rng_bit_generator", "approx_top_k"), "lax/test_lax_extra_a.py"),
     **dict.fromkeys(("custom_linear_solve", "composite"), "lax/test_lax_extra_b.py"),
+    "ragged_dot_general": "lax/test_ragged_dot.py",
+    "scaled_dot": "lax/test_scaled_dot.py",
+    **dict.fromkeys(("create_token", "after_all"), "lax/test_tokens.py"),  # Tok operands
+    "device_put": "lax/test_device_put.py",  # jaxprs print device placements
 }
 
 

@@ -129,3 +129,22 @@ def test_einsum_dtypes_and_errors(rng):
   assert "name=_einsum" in str(xjax.make_jaxpr(lambda x, y: jnp.einsum("ij,jk", x, y))(a, b))
   with pytest.raises(ValueError, match="einsum"):
     jnp.einsum("ij,jk->il", a, b)
+
+
+def test_dot_preferred_type_is_computed_as_jax_lowers_it():
+  # JAX 0.10.2 hands operands of one dtype to XLA unconverted (XLA produces a narrower or
+  # wider result itself) and converts mixed operands to the result type first. Converting
+  # f32 operands to f16 before the product would round twice and change the answer.
+  dn = (((1,), (0,)), ((), ()))
+  a = np.ones((2, 3), np.float32)
+  text = xjax.jit(lambda x, y: xjax.lax.dot_general(x, y, dn, preferred_element_type=np.float16)
+                  ).lower(a, a.T).as_text()
+  assert "stablehlo.convert" not in text and "-> tensor<2x2xf16>" in text
+  mixed = xjax.jit(lambda x, y: xjax.lax.dot_general(x, y, dn)).lower(
+      a.astype(np.int8), a.T).as_text()
+  assert mixed.count("stablehlo.convert") == 1
+  rng = np.random.default_rng(0)
+  x, y = rng.standard_normal((8, 64), np.float32), rng.standard_normal((64, 8), np.float32)
+  got = xjax.lax.dot_general(x, y, dn, preferred_element_type=np.float16)
+  np.testing.assert_allclose(np.asarray(got, np.float32), (x.astype(np.float64) @ y), rtol=2e-3,
+                             atol=2e-3)

@@ -9,6 +9,7 @@ import numpy as np
 from xjax._src import backend
 from xjax._src import core
 from xjax._src import dispatch
+from xjax._src import device_put as device_put_module
 from xjax._src import dtypes
 from xjax._src import jit as jit_module
 from xjax._src import traceback_util
@@ -188,21 +189,26 @@ def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None
     x: a pytree of arrays or scalars.
     device: None, a Device, or a single-device sharding; or a pytree prefix of
       `x` of these. None places leaves, uncommitted, on the default device.
-    src: accepted for JAX's signature; the source placement is read off `x`.
+    src: accepted for JAX's signature; the source placement is read off `x`
+      (under a trace it is recorded in the equation's ``srcs``).
     donate: a leaf copied to another device gives up its buffer (it is deleted).
     may_alias: False forces a copy even where the leaf is already in place.
+
+  Under a transformation (jit, grad, vmap, make_jaxpr) this binds
+  `lax.device_put_p` once for all leaves, as JAX does.
 
   Returns:
     A pytree of Arrays like `x`.
 
   Raises:
     ValueError: `device` is not a device, sharding or None, or is a pytree that
-      is not a prefix of `x`.
+      is not a prefix of `x`; or `donate` and `may_alias` are both True.
 
   Mirrors `jax.device_put`.
   """
   leaves, tree = tree_util.tree_flatten(x)
-  if device is None or backend.is_device(device) or isinstance(device, SingleDeviceSharding):
+  device_given_whole = backend.is_device(device) or isinstance(device, SingleDeviceSharding)
+  if device is None or device_given_whole:
     targets = [_placement_device(device)] * len(leaves)
   else:
     errors_ = tree_util.prefix_errors(device, x, is_leaf=lambda v: v is None)
@@ -211,18 +217,22 @@ def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None
                        "corresponding value; " + str(errors_[0]("device_put device")))
     targets = [_placement_device(d) for d in
                tree_util.broadcast_prefix(device, x, is_leaf=lambda v: v is None)]
+  semantics = device_put_module.copy_semantics(donate, may_alias)
+  if core.trace_ctx.trace is not core.eval_trace:
+    # Traced: one device_put equation for all leaves, with JAX's params.
+    devices = (device,) * len(leaves) if device is None or device_given_whole else tuple(
+        tree_util.broadcast_prefix(device, x, is_leaf=lambda v: v is None))
+    srcs = tuple(src if src is not None else leaf.sharding if type(leaf) is Array else None
+                 for leaf in leaves)
+    out = device_put_module.device_put_p.bind(
+        *leaves, devices=devices, srcs=srcs, copy_semantics=(semantics,) * len(leaves))
+    return tree_util.tree_unflatten(tree, out)
   out = []
   for leaf, target in zip(leaves, targets):
     if isinstance(leaf, core.Tracer):
       out.append(leaf)
       continue
-    placed = dispatch.device_put_value(leaf, target)
-    if placed is leaf and may_alias is False:
-      placed = dispatch.device_put_value(np.asarray(leaf), target, weak_type=leaf.weak_type,
-                                         committed=leaf.committed)
-    elif placed is not leaf and donate and type(leaf) is Array and placed._buf is not leaf._buf:
-      leaf.delete()
-    out.append(placed)
+    out.append(device_put_module.place(leaf, target, semantics))
   return tree_util.tree_unflatten(tree, out)
 
 

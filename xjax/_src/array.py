@@ -274,3 +274,23 @@ class SingleDeviceSharding:
 
 
 core.pytype_aval_mappings[Array] = lambda x: x.aval
+
+
+class Token:
+  """A concrete token: the value of `lax.create_token` and `lax.after_all`.
+
+  It holds XLA's token buffer on `device` and no data; its aval is
+  `core.abstract_token`. Mirrors `jax._src.core.Token`.
+  """
+  __slots__ = ("_buf", "_device")
+
+  def __init__(self, buf, device):
+    self._buf = buf
+    self._device = device
+
+  def block_until_ready(self) -> None:
+    """Waits until the computation producing this token has finished."""
+    backend.block_until_ready(self._buf)
+
+
+core.pytype_aval_mappings[Token] = lambda x: core.abstract_token

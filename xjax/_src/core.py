@@ -91,6 +91,39 @@ class ShapedArray:
     return ShapedArray(self.shape, dtypes.float0)
 
 
+class AbstractToken:
+  """The abstract value of a token: an ordering handle with no shape, dtype or data.
+
+  Tokens sequence side effects (`lax.create_token`, `lax.after_all`); they
+  lower to ``!stablehlo.token``. There is one instance, `abstract_token`,
+  printed ``Tok`` in jaxprs. Mirrors `jax.extend.core.AbstractToken`.
+  """
+  __slots__ = ()
+  array_abstraction_level = 0
+  weak_type = False
+
+  def str_short(self, short_dtypes: bool = False) -> str:
+    return "Tok"
+
+  __str__ = str_short
+
+  def __repr__(self):
+    return "AbstractToken()"
+
+  def strip_weak_type(self) -> AbstractToken:
+    return self
+
+  def update_weak_type(self, weak_type: bool) -> AbstractToken:
+    return self
+
+  def to_tangent_aval(self) -> AbstractToken:
+    """Tokens are their own (zero) tangents, as in JAX."""
+    return self
+
+
+abstract_token = AbstractToken()
+
+
 def _scalar_aval(dtype, weak_type):
   return ShapedArray((), dtype, weak_type)
 

@@ -14,7 +14,7 @@ import numpy as np
 from xjax._src import backend
 from xjax._src import core
 from xjax._src import dtypes
-from xjax._src.array import Array, deleted_array_error
+from xjax._src.array import Array, Token, deleted_array_error
 from xjax._src.config import config
 from xjax._src.interpreters import lowering
 
@@ -90,6 +90,8 @@ def to_buffer(x, device):
     return backend.transfer_to_device(x._value, device)
   if isinstance(x, core.Tracer):
     raise core.escaped_tracer_error(x)
+  if type(x) is Token:
+    return x._buf
   aval = core.get_aval(x)
   # Python scalars are cached by value; a float zero or NaN is not, since equal
   # keys would give -0.0 the buffer of 0.0 (issue 12) and NaN would never hit.
@@ -130,7 +132,7 @@ def device_put_value(x, device=None, weak_type=None, committed=None) -> Array:
 class Executable:
   """A compiled closed jaxpr: run it on device buffers, get Arrays back."""
   __slots__ = ("xla_executable", "in_avals", "out_avals", "device", "const_buffers", "text",
-               "_handlers")
+               "_handlers", "_has_tokens")
 
   def __init__(self, xla_executable, closed_jaxpr: core.ClosedJaxpr, device, const_buffers,
                text):
@@ -142,8 +144,12 @@ class Executable:
     self.device = device
     self.const_buffers = const_buffers
     self.text = text
-    self._handlers = (backend.result_handlers(self.out_avals, device, False),
-                      backend.result_handlers(self.out_avals, device, True))
+    # A token output comes back as XLA's token buffer, which reads as bool[0].
+    self._has_tokens = core.abstract_token in self.out_avals
+    buffer_avals = [_TOKEN_BUFFER_AVAL if a is core.abstract_token else a
+                    for a in self.out_avals]
+    self._handlers = (backend.result_handlers(buffer_avals, device, False),
+                      backend.result_handlers(buffer_avals, device, True))
 
   def run(self, buffers, committed: bool) -> list[Array]:
     if self.const_buffers:
@@ -158,9 +164,15 @@ class Executable:
           raise deleted_array_error(self.in_avals[i]) from None
       raise
     device = self.device
+    if self._has_tokens:
+      return [Token(b, device) if a is core.abstract_token else Array(b, a, device, committed)
+              for b, a in zip(outs, self.out_avals)]
     if len(outs) == 1:  # no comprehension frame for the common case
       return [Array(outs[0], self.out_avals[0], device, committed)]
     return [Array(b, a, device, committed) for b, a in zip(outs, self.out_avals)]
+
+
+_TOKEN_BUFFER_AVAL = core.ShapedArray((0,), np.bool_)
 
 
 def compile_jaxpr(closed_jaxpr: core.ClosedJaxpr, device, name: str) -> Executable:

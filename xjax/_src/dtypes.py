@@ -58,7 +58,7 @@ float8_e5m2fnuz = ml_dtypes.float8_e5m2fnuz
 float6_e2m3fn = ml_dtypes.float6_e2m3fn
 float6_e3m2fn = ml_dtypes.float6_e3m2fn
 float4_e2m1fn = ml_dtypes.float4_e2m1fn
-int1, uint1 = getattr(ml_dtypes, "int1", None), getattr(ml_dtypes, "uint1", None)
+int1, uint1 = ml_dtypes.int1, ml_dtypes.uint1  # in recent ml_dtypes (0.6 has them)
 int2, uint2 = ml_dtypes.int2, ml_dtypes.uint2
 int4, uint4 = ml_dtypes.int4, ml_dtypes.uint4
 
@@ -75,8 +75,8 @@ _custom_float_dtypes = [*_float4_dtypes, *_float6_dtypes, *_float8_dtypes,
                         np.dtype(bfloat16)]
 _custom_float_scalar_types = {d.type for d in _custom_float_dtypes}
 
-_signed_intn = [np.dtype(t) for t in (int1, int2, int4) if t is not None]
-_unsigned_intn = [np.dtype(t) for t in (uint1, uint2, uint4) if t is not None]
+_signed_intn = [np.dtype(t) for t in (int1, int2, int4)]
+_unsigned_intn = [np.dtype(t) for t in (uint1, uint2, uint4)]
 _intn_dtypes = _signed_intn + _unsigned_intn
 _signed_intn_types = {d.type for d in _signed_intn}
 _unsigned_intn_types = {d.type for d in _unsigned_intn}

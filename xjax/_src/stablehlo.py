@@ -9,12 +9,26 @@ from __future__ import annotations
 import numpy as np
 
 _ELEMENT_TYPES = {
-    "bool": "i1", "int4": "i4", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint4": "ui4", "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "uint64": "ui64",
+    "bool": "i1", "int2": "i2", "int4": "i4", "int8": "i8", "int16": "i16", "int32": "i32",
+    "int64": "i64", "uint2": "ui2", "uint4": "ui4", "uint8": "ui8", "uint16": "ui16",
+    "uint32": "ui32", "uint64": "ui64",
     "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
     "complex64": "complex<f32>", "complex128": "complex<f64>",
     "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2", "float8_e4m3fnuz": "f8E4M3FNUZ",
     "float8_e5m2fnuz": "f8E5M2FNUZ", "float8_e4m3b11fnuz": "f8E4M3B11FNUZ",
+    "float8_e3m4": "f8E3M4", "float8_e4m3": "f8E4M3", "float8_e8m0fnu": "f8E8M0FNU",
+    "float4_e2m1fn": "f4E2M1FN",
+}
+
+# Dtypes xjax can hold and transfer but not compute in: StableHLO spells the
+# 1-bit integers i1 and ui1, but i1 is XLA's bool (PRED) and ui1 is no valid
+# tensor element type; XLA's CPU backend rejects (or aborts on) the 6-bit floats.
+_NOT_COMPILABLE = {
+    "int1": "StableHLO's 1-bit integer is XLA's bool (PRED), so int1 values would be "
+            "mistaken for booleans",
+    "uint1": "StableHLO has no unsigned 1-bit integer tensor type",
+    "float6_e2m3fn": "XLA's CPU backend does not support it (invalid XLA PrimitiveType F6E2M3FN)",
+    "float6_e3m2fn": "XLA's CPU backend does not support it (invalid XLA PrimitiveType F6E3M2FN)",
 }
 
 
@@ -22,6 +36,11 @@ def element_type(dtype) -> str:
   """The MLIR element type of a NumPy dtype: float32 -> 'f32', bool -> 'i1'."""
   name = np.dtype(dtype).name
   if name not in _ELEMENT_TYPES:
+    if name in _NOT_COMPILABLE:
+      raise NotImplementedError(
+          f"Computations on dtype {name} cannot be compiled: {_NOT_COMPILABLE[name]}. "
+          f"Arrays of {name} can be created with device_put and converted back to NumPy; "
+          "to compute, convert them with astype on the NumPy side first.")
     if name.startswith("[('float0'") or name == "void" or name.startswith("|V"):
       return "i1"  # float0 values are lowered as booleans, as in JAX
     raise TypeError(f"internal: no StableHLO element type for dtype {name}")
@@ -38,7 +57,13 @@ def tensor_type(shape, dtype) -> str:
   return f"tensor<{dims}{element_type(dtype)}>"
 
 
+TOKEN_TYPE = "!stablehlo.token"
+
+
 def aval_type(aval) -> str:
+  """The MLIR type of an aval: a tensor type, or the token type for a token."""
+  if getattr(aval, "array_abstraction_level", 1) == 0:  # core.AbstractToken
+    return TOKEN_TYPE
   return tensor_type(aval.shape, aval.dtype)
 
 
@@ -86,8 +111,8 @@ def dense_elements(value: np.ndarray) -> str:
 def comparison_type(dtype) -> str:
   """The `compare_type` StableHLO needs for a comparison on `dtype`."""
   dtype = np.dtype(dtype)
-  if dtype.kind in "fcV" or dtype.name == "bfloat16" or dtype.name.startswith("float8"):
-    return "FLOAT"
-  if dtype.kind == "u" or dtype == np.bool_:
+  if dtype.kind == "u" or dtype == np.bool_ or dtype.name.startswith("uint"):
     return "UNSIGNED"
-  return "SIGNED"
+  if dtype.kind == "i" or dtype.name.startswith("int"):  # also ml_dtypes' int1/2/4
+    return "SIGNED"
+  return "FLOAT"

@@ -192,3 +192,18 @@ from xjax._src.lax.dot_algorithms import (
     AccuracyMode as AccuracyMode, DotAlgorithm as DotAlgorithm,
     DotAlgorithmPreset as DotAlgorithmPreset, Tolerance as Tolerance,
 )
+# --- platform_dependent (issue 13) ---
+from xjax._src.lax.control_flow.conditionals import platform_dependent as platform_dependent
+# --- ragged_dot (issue 13) ---
+from xjax._src.lax.ragged import (
+    RaggedDotDimensionNumbers as RaggedDotDimensionNumbers, ragged_dot as ragged_dot,
+    ragged_dot_general as ragged_dot_general, ragged_dot_general_p as ragged_dot_general_p,
+)
+# --- scaled_dot (issue 13) ---
+from xjax._src.lax.scaled_dot import scaled_dot as scaled_dot, scaled_dot_p as scaled_dot_p
+
+# --- tokens and device_put (issue 13) ---
+from xjax._src.lax.tokens import (
+    after_all as after_all, after_all_p as after_all_p, create_token as create_token,
+    create_token_p as create_token_p)
+from xjax._src.device_put import device_put_p as device_put_p

@@ -163,6 +163,14 @@ from xjax._src.numpy.manipulation import (
     resize as resize, rollaxis as rollaxis, rot90 as rot90, unstack as unstack,
 )
 
+# --- narrow dtypes, ufunc objects and frompyfunc (issue 13) ---
+from xjax._src.numpy.scalar_types import (
+    float4_e2m1fn as float4_e2m1fn, float6_e2m3fn as float6_e2m3fn,
+    float6_e3m2fn as float6_e3m2fn, float8_e3m4 as float8_e3m4, float8_e4m3 as float8_e4m3,
+    float8_e4m3b11fnuz as float8_e4m3b11fnuz, float8_e4m3fnuz as float8_e4m3fnuz,
+    float8_e5m2fnuz as float8_e5m2fnuz, float8_e8m0fnu as float8_e8m0fnu, int1 as int1,
+    int2 as int2, int4 as int4, uint1 as uint1, uint2 as uint2, uint4 as uint4)
+from xjax._src.numpy.ufunc_api import frompyfunc as frompyfunc, ufunc as ufunc
 # --- selection and diagonals: choose, compress, put, diag, trace, ... (issue 13) ---
 from xjax._src.numpy.selection import (
     choose as choose, compress as compress, diag as diag, diagflat as diagflat,

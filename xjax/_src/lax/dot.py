@@ -241,10 +241,13 @@ def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers, precision,
   out = ctx.avals_out[0]
   if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
     return _dot_algorithm_lowering(ctx, lhs, rhs, dimension_numbers, precision)
-  # Compute in the result type (the preferred or the wider operand type).
-  if lhs_aval.dtype != out.dtype:
+  # As JAX lowers it: operands of one dtype go to XLA as they are (XLA computes a
+  # narrower or wider preferred result itself); mixed operands are converted to the
+  # result type first. Booleans (no XLA dot) are converted too.
+  mixed = lhs_aval.dtype != rhs_aval.dtype or (lhs_aval.dtype == np.bool_ != out.dtype)
+  if mixed and lhs_aval.dtype != out.dtype:
     lhs = ctx.op1("stablehlo.convert", [lhs], hlo.tensor_type(lhs_aval.shape, out.dtype))
-  if rhs_aval.dtype != out.dtype:
+  if mixed and rhs_aval.dtype != out.dtype:
     rhs = ctx.op1("stablehlo.convert", [rhs], hlo.tensor_type(rhs_aval.shape, out.dtype))
   fmt = lambda xs: "[" + ", ".join(map(str, xs)) + "]"
   attrs = ("dot_dimension_numbers = #stablehlo.dot<"

@@ -6,9 +6,10 @@ StableHLO (or CHLO) op, and whether the primitive carries JAX's `accuracy`
 param. The primitives with rules of their own (integer_pow, round, sign,
 convert_element_type, select_n, clamp, ...) are cards below the tables.
 
-The lax wrappers do no dtype promotion (that is `xjax.numpy`'s job), but a
-Python scalar operand takes the dtype of the array operands, weakly typed,
-as in JAX.
+The lax wrappers do no dtype promotion (that is `xjax.numpy`'s job): a Python
+scalar operand becomes a weakly typed array of its own default dtype (int32,
+float32, complex64 or bool without x64), and must then match the other
+operands' dtype, as in JAX (`lax.add(f16_array, 1.0)` is a TypeError).
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from xjax._src import stablehlo as hlo
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.lax.utils import (broadcasting_shape, check_dtype_kind, drop_none_params,
-                                 emit_elementwise, naryop_abstract_eval, standard_primitive)
+                                 emit_elementwise, naryop_abstract_eval, same_dtypes,
+                                 standard_primitive)
 
 _PY_SCALARS = (int, float, complex, bool)
 
@@ -30,12 +32,9 @@ def _is_array_like(x) -> bool:
 
 
 def _coerce_scalars(*args):
-  """Python scalars among `args` take the dtype of the first array operand (weakly)."""
-  template = next((a for a in args if _is_array_like(a)), None)
-  if template is None:
-    return args
-  dtype = core.get_aval(template).dtype
-  return tuple(_weak_scalar(a, dtype) if isinstance(a, _PY_SCALARS) else a for a in args)
+  """Python scalars among `args` as weakly typed constants of their default dtypes."""
+  return tuple(_weak_scalar(a, dtypes.canonicalize_dtype(dtypes.python_scalar_dtypes[type(a)]))
+               if type(a) in dtypes.python_scalar_dtypes else a for a in args)
 
 
 def _weak_scalar(x, dtype):
@@ -731,9 +730,16 @@ def pow(x, y):  # noqa: A001 - JAX's name
 
 
 def _pow_abstract_eval(x, y):
-  check_dtype_kind("pow", (x,), ("inexact",))
-  if y.dtype != x.dtype:
-    check_dtype_kind("pow", (y,), ("int",))
+  for position, (aval, accepted, kinds) in enumerate(
+      ((x, "floating, complexfloating", "fc"), (y, "integer, floating, complexfloating", "iufc"))):
+    if aval.dtype.kind not in kinds and not dtypes.issubdtype(aval.dtype, np.inexact):
+      raise TypeError(f"pow does not accept dtype {aval.dtype.name} at position {position}. "
+                      f"Accepted dtypes at position {position} are subtypes of {accepted}.")
+  if y.dtype != x.dtype and not dtypes.issubdtype(y.dtype, np.integer):
+    raise TypeError("the first argument to pow must have an inexact dtype (float or complex), "
+                    "and the second argument must have an inexact or integer dtype, and two "
+                    "inexact dtypes must match, but got "
+                    f"{x.dtype.name} and {y.dtype.name} respectively.")
   shape = naryop_abstract_eval("pow", ("any", "any"))(x.update(dtype=y.dtype), y).shape
   return core.ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
 
@@ -1147,10 +1153,8 @@ def _clamp_abstract_eval(lo, x, hi):
   for name, bound in (("min", lo), ("max", hi)):
     if bound.shape and bound.shape != x.shape:
       raise TypeError(f"clamp requires {name}.shape == operand.shape or {name}.shape == (), "
-                      f"got {bound.shape}.")
-  if lo.dtype != x.dtype or hi.dtype != x.dtype:
-    raise TypeError("clamp requires min.dtype == operand.dtype == max.dtype, got "
-                    f"{lo.dtype.name}, {x.dtype.name}, {hi.dtype.name}.")
+                      f"got {name}.shape={bound.shape}, operand.shape={x.shape}.")
+  same_dtypes("clamp", (lo, x, hi))
   return x.update_weak_type(lo.weak_type and x.weak_type and hi.weak_type)
 
 

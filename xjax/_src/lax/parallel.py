@@ -184,7 +184,7 @@ def pmean(x, axis_name, *, axis_index_groups=None):
   names = _axis_names(axis_name)
   total = psum(x, axis_name, axis_index_groups=axis_index_groups)
   size = _group_size(names)
-  return tree_util.tree_map(lambda s: ew.div(s, size), total)
+  return tree_util.tree_map(lambda s: s / size, total)  # true division, as JAX: ints -> float
 
 
 # ----------------------------------------------------------------------------

@@ -923,9 +923,9 @@ cummin_p.def_batch(_cumulative_batch(cummin_p))
 
 def _wrap_between(x, bound):
   """`x` wrapped into [-bound, bound)."""
-  two_bound = 2 * bound
+  bound, two_bound = ew._const(x, bound), ew._const(x, 2 * bound)
   r = ew.rem(ew.add(x, bound), two_bound)
-  r = ew.select_n(ew.lt(r, 0.0), r, ew.add(r, two_bound))
+  r = ew.select_n(ew.lt(r, ew._const(r, 0)), r, ew.add(r, two_bound))
   return ew.sub(r, bound)
 
 
@@ -934,7 +934,7 @@ def _logaddexp(x, y):
   if dtypes.issubdtype(x.dtype, np.complexfloating):
     amax = _max_combine(x, y)
     # log(e^x + e^y) = amax + log1p(e^(x + y - 2 amax)), since one of x, y is amax
-    out = ew.add(amax, ew.log1p(ew.exp(ew.sub(ew.add(x, y), ew.mul(amax, 2.0)))))
+    out = ew.add(amax, ew.log1p(ew.exp(ew.sub(ew.add(x, y), ew.mul(amax, ew._const(amax, 2))))))
     return ew.complex(ew.real(out), _wrap_between(ew.imag(out), np.pi))
   amax = ew.max(x, y)
   delta = ew.sub(x, y)

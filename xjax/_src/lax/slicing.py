@@ -230,7 +230,7 @@ def _dynamic_slice_indices(operand, start_indices, allow_negative_indices):
       result.append(ew.convert_element_type(i + d if i < 0 else i, dtype))
     elif allow_negative:
       # select(i < 0, i + d, i); the sum is strongly typed, as JAX's `+` makes it.
-      negative = ew.lt(i, 0)
+      negative = ew.lt(i, ew._const(i, 0))
       wrapped = ew.add(ew.convert_element_type(i, dtype), ew.convert_element_type(d, dtype))
       result.append(ew.select_n(negative, i, wrapped))
     else:

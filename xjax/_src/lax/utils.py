@@ -78,14 +78,30 @@ def broadcasting_shape(name: str, *avals) -> tuple[int, ...]:
   return tuple(result)
 
 
+# The jnp function JAX's dtype-mismatch message suggests for a lax op ("Tip: ..."):
+# the same name, or the NumPy name where it differs. Ops not listed get no tip.
+_JNP_EQUIVALENTS = {
+    **{n: n for n in ("add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "cbrt",
+                      "ceil", "concatenate", "cos", "cosh", "exp", "expm1", "floor", "log",
+                      "log1p", "logical_and", "logical_not", "logical_or", "logical_xor",
+                      "nextafter", "round", "sign", "sin", "sinh", "sqrt", "tan", "tanh")},
+    "abs": "fabs", "acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh",
+    "atan": "arctan", "atan2": "arctan2", "atanh": "arctanh", "div": "divide", "eq": "equal",
+    "max": "maximum", "min": "minimum", "mul": "multiply", "ne": "not_equal", "neg": "negative",
+    "pow": "float_power", "select": "where", "shift_left": "left_shift",
+    "shift_right_logical": "right_shift", "shift_right_arithmetic": "right_shift",
+    "sub": "subtract",
+}
+
+
 def same_dtypes(name: str, avals) -> np.dtype:
   dtype = avals[0].dtype
   for a in avals[1:]:
     if a.dtype != dtype:
-      raise TypeError(
-          f"lax.{name} requires arguments to have the same dtypes, got "
-          f"{', '.join(a.dtype.name for a in avals)}. (Tip: jnp.{name} is a similar "
-          "function that does automatic type promotion on inputs).")
+      tip = (f" (Tip: jnp.{_JNP_EQUIVALENTS[name]} is a similar function that does automatic "
+             "type promotion on inputs)." if name in _JNP_EQUIVALENTS else "")
+      raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
+                      f"{', '.join(a.dtype.name for a in avals)}.{tip}")
   return dtype
 
 

@@ -65,6 +65,23 @@ complex64 = _make_scalar_type(np.complex64)
 complex128 = _make_scalar_type(np.complex128)
 float8_e4m3fn = _make_scalar_type(dtypes.float8_e4m3fn)
 float8_e5m2 = _make_scalar_type(dtypes.float8_e5m2)
+# The narrow types of ml_dtypes. They never promote implicitly (see dtypes.py);
+# int1, uint1 and the float6s can be stored but not computed in (stablehlo.py).
+int1 = _make_scalar_type(dtypes.int1)
+int2 = _make_scalar_type(dtypes.int2)
+int4 = _make_scalar_type(dtypes.int4)
+uint1 = _make_scalar_type(dtypes.uint1)
+uint2 = _make_scalar_type(dtypes.uint2)
+uint4 = _make_scalar_type(dtypes.uint4)
+float4_e2m1fn = _make_scalar_type(dtypes.float4_e2m1fn)
+float6_e2m3fn = _make_scalar_type(dtypes.float6_e2m3fn)
+float6_e3m2fn = _make_scalar_type(dtypes.float6_e3m2fn)
+float8_e3m4 = _make_scalar_type(dtypes.float8_e3m4)
+float8_e4m3 = _make_scalar_type(dtypes.float8_e4m3)
+float8_e4m3b11fnuz = _make_scalar_type(dtypes.float8_e4m3b11fnuz)
+float8_e4m3fnuz = _make_scalar_type(dtypes.float8_e4m3fnuz)
+float8_e5m2fnuz = _make_scalar_type(dtypes.float8_e5m2fnuz)
+float8_e8m0fnu = _make_scalar_type(dtypes.float8_e8m0fnu)
 
 # NumPy's default-width names, resolved as JAX does (they follow x64 mode when called).
 int_ = int64

@@ -298,7 +298,8 @@ def isposinf(x, /):
   x = ensure_arraylike("isposinf", x)
   if not dtypes.issubdtype(dtype_of(x), np.inexact):
     return creation.full_like(x, False, dtype=np.bool_)
-  return lax.eq(real(x), np.inf)
+  x = real(x)
+  return lax.eq(x, const_like(x, np.inf))
 
 
 def isneginf(x, /):
@@ -306,7 +307,8 @@ def isneginf(x, /):
   x = ensure_arraylike("isneginf", x)
   if not dtypes.issubdtype(dtype_of(x), np.inexact):
     return creation.full_like(x, False, dtype=np.bool_)
-  return lax.eq(real(x), -np.inf)
+  x = real(x)
+  return lax.eq(x, const_like(x, -np.inf))
 
 
 # ----------------------------------------------------------------------------
@@ -464,7 +466,8 @@ def hypot(x1, x2, /):
     raise ValueError("jnp.hypot is not well defined for complex-valued inputs. "
                      "Please convert to real values first, such as by using abs(x)")
   x1, x2 = lax.abs(x1), lax.abs(x2)
-  idx_inf = lax.bitwise_or(lax.eq(x1, np.inf), lax.eq(x2, np.inf))
+  inf = const_like(x1, np.inf)
+  idx_inf = lax.bitwise_or(lax.eq(x1, inf), lax.eq(x2, inf))
   x1, x2 = maximum(x1, x2), minimum(x1, x2)
   x1_zero = equal(x1, 0)
   safe = where_(equal(x1, 0), lax_structural.full_like(x1, 1), x1)
@@ -721,3 +724,26 @@ def bitwise_count(x, /):
   elif dtypes.issubdtype(dtype_of(x), np.signedinteger):
     x = lax.abs(x)
   return lax.convert_element_type(lax.population_count(x), np.uint8)
+
+
+# ----------------------------------------------------------------------------
+# The ufunc objects (issue 13): as in JAX 0.10.2, these functions are
+# `jnp.ufunc` instances with reduce/accumulate/at/outer/reduceat; calling one
+# calls the jitted function above directly.
+
+from xjax._src.numpy import ufunc_api as _ufunc_api  # noqa: E402 - needs the functions above
+
+negative = _ufunc_api.unary_ufunc(negative)
+add = _ufunc_api.binary_ufunc(add)
+multiply = _ufunc_api.binary_ufunc(multiply)
+subtract = _ufunc_api.binary_ufunc(subtract)
+maximum = _ufunc_api.binary_ufunc(maximum)
+minimum = _ufunc_api.binary_ufunc(minimum)
+logical_and = _ufunc_api.binary_ufunc(logical_and)
+logical_or = _ufunc_api.binary_ufunc(logical_or)
+logical_xor = _ufunc_api.binary_ufunc(logical_xor)
+bitwise_and = _ufunc_api.binary_ufunc(bitwise_and)
+bitwise_or = _ufunc_api.binary_ufunc(bitwise_or)
+bitwise_xor = _ufunc_api.binary_ufunc(bitwise_xor)
+logaddexp = _ufunc_api.binary_ufunc(logaddexp)
+logaddexp2 = _ufunc_api.binary_ufunc(logaddexp2)

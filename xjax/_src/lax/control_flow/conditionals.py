@@ -7,6 +7,11 @@ Values the branches close over are explicit leading operands (shared by all
 branches). Under vmap with a batched index, the cond becomes a `select_n` over
 every branch's outputs; under linearization the branches split into a known
 cond (computing the residuals of every branch) and an unknown one.
+
+`platform_dependent` binds the same primitive with one more param,
+``branches_platforms`` (the lowering platforms of each branch, `None` for the
+default), and a `platform_index` index; its lowering keeps only the branch of
+the platform being lowered for. An ordinary cond has no such param.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.lax.control_flow import common
+from xjax._src.lax.control_flow import platform
 from xjax._src.lax.ad_util import stop_gradient
 from xjax._src.lax.elementwise import clamp, convert_element_type, eq, select_n
 from xjax._src.lax.structural import broadcast_in_dim, full
@@ -130,8 +136,62 @@ def switch(index, branches, *operands, operand=_no_operand):
   return _bind_branches(index, branches, operands, "switch", None, reference=0)
 
 
-def _bind_branches(index, funs, operands, api_name, names, reference):
-  """Traces each branch, checks their outputs agree, and binds `cond_p`."""
+@traceback_util.api_boundary
+def platform_dependent(*args, default=None, **per_platform):
+  """Applies the function given for the platform the computation is lowered for.
+
+  Every function is traced; the choice is made when the computation is lowered
+  (eagerly: at once, for the default backend), and only the chosen branch is
+  compiled. Functions passed for several platforms are traced once. Under
+  transformations it behaves as `switch` does.
+
+  Args:
+    *args: the branches' arguments (pytrees of arrays).
+    default: the function for platforms not named in `per_platform`, or None.
+    **per_platform: a function for each named lowering platform, e.g.
+      ``cpu=...``, ``cuda=...``, ``rocm=...``, ``tpu=...``; each takes `*args`
+      and all return pytrees of the same structure and types.
+
+  Returns:
+    ``per_platform[platform](*args)``, or ``default(*args)`` where `platform`
+    has no entry.
+
+  Raises:
+    TypeError: a branch is not callable; the branches' outputs differ.
+    ValueError: a branch is given for 'gpu' (name 'cuda' or 'rocm' instead).
+    NotImplementedError: at lowering, when the platform has no branch and
+      there is no `default`.
+
+  Mirrors `jax.lax.platform_dependent`.
+  """
+  groups: list[tuple[list[str], object]] = []
+  for name, fun in per_platform.items():
+    if not callable(fun):
+      raise TypeError(f"lax.platform_dependent: the '{name}' branch must be a callable.")
+    if name == "gpu":
+      raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
+    same = next((g for g in groups if g[1] == fun), None)
+    if same is None:
+      groups.append(([name], fun))
+    else:
+      same[0].append(name)
+  branches = [fun for _, fun in groups]
+  branches_platforms = tuple(tuple(names) for names, _ in groups)
+  if default is not None:
+    if not callable(default):
+      raise TypeError("lax.platform_dependent: the 'default' branch must be a callable.")
+    branches.append(default)
+    branches_platforms += (None,)
+  index = platform.platform_index_p.bind(platforms=branches_platforms)
+  value = index.to_concrete_value() if isinstance(index, core.Tracer) else index
+  if value is not None:
+    return branches[int(value)](*args)
+  return _bind_branches(index, branches, args, "switch", None, reference=0,
+                        branches_platforms=branches_platforms)
+
+
+def _bind_branches(index, funs, operands, api_name, names, reference, **params):
+  """Traces each branch, checks their outputs agree, and binds `cond_p` (with `params`)."""
   leaves, in_tree = tree_util.tree_flatten(operands)
   avals = [abstractify(x) for x in leaves]
   traced = [common.trace_to_jaxpr(f, in_tree, avals, api_name) for f in funs]
@@ -153,7 +213,7 @@ def _bind_branches(index, funs, operands, api_name, names, reference):
   if not all(keep):
     jaxprs = [common.prune_outputs(j, keep) for j in jaxprs]
   all_inputs = [*consts, *leaves]
-  outs = iter(cond_p.bind(index, *all_inputs, branches=tuple(jaxprs)))
+  outs = iter(cond_p.bind(index, *all_inputs, branches=tuple(jaxprs), **params))
   out = [next(outs) if f is None else _as_array(all_inputs[f]) for f in in_fwd]
   return tree_util.tree_unflatten(ref_tree, out)
 
@@ -170,7 +230,7 @@ cond_p.def_impl(common.make_impl(cond_p, lambda params: params["branches"][0]))
 
 
 @cond_p.def_abstract_eval
-def _cond_abstract_eval(index, *avals, branches):
+def _cond_abstract_eval(index, *avals, branches, **params):
   if index.shape != () or index.dtype != np.int32:
     raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}")
   for b in branches:
@@ -179,7 +239,7 @@ def _cond_abstract_eval(index, *avals, branches):
   return list(branches[0].out_avals)
 
 
-def _cond_jvp(primals, tangents, *, branches):
+def _cond_jvp(primals, tangents, *, branches, **params):
   index, *ops = primals
   nonzeros = [type(t) is not ad.Zero for t in tangents[1:]]
   n_out = len(branches[0].out_avals)
@@ -189,7 +249,7 @@ def _cond_jvp(primals, tangents, *, branches):
     out_nz = [a or c for a, c in zip(out_nz, nz)]
   branches_jvp = tuple(common.jvp_jaxpr(b, nonzeros, out_nz)[0] for b in branches)
   nz_tangents = [t for t, nz in zip(tangents[1:], nonzeros) if nz]
-  outs = cond_p.bind(index, *ops, *nz_tangents, branches=branches_jvp)
+  outs = cond_p.bind(index, *ops, *nz_tangents, branches=branches_jvp, **params)
   primals_out, tangents_nz = outs[:n_out], iter(outs[n_out:])
   tangents_out = [next(tangents_nz) if nz else ad.Zero(a.to_tangent_aval())
                   for a, nz in zip(branches[0].out_avals, out_nz)]
@@ -200,10 +260,10 @@ def _zeros(aval):
   return full(aval.shape, 0, aval.dtype)
 
 
-def _cond_partial_eval(trace, args, unknowns, *, branches):
+def _cond_partial_eval(trace, args, unknowns, *, branches, **params):
   index_uk, ops_uk = unknowns[0], list(unknowns[1:])
   if index_uk:
-    return trace.stage(cond_p, args, dict(branches=branches))
+    return trace.stage(cond_p, args, dict(branches=branches, **params))
   n_out = len(branches[0].out_avals)
   out_uk = [False] * n_out
   for b in branches:
@@ -234,16 +294,16 @@ def _cond_partial_eval(trace, args, unknowns, *, branches):
   known_ops = [a for a, uk in zip(args[1:], ops_uk) if not uk]
   known_branches = tuple(known_branch(i, s[0]) for i, s in enumerate(splits))
   with core.set_current_trace(trace.parent_trace):
-    known_outs = cond_p.bind(args[0], *known_ops, branches=known_branches)
+    known_outs = cond_p.bind(args[0], *known_ops, branches=known_branches, **params)
   residuals = known_outs[n_known_out:]
   unknown_ops = [a for a, uk in zip(args[1:], ops_uk) if uk]
   unknown_branches = tuple(unknown_branch(i, s[1]) for i, s in enumerate(splits))
   unknown_outs = trace.stage(cond_p, [args[0], *residuals, *unknown_ops],
-                             dict(branches=unknown_branches))
+                             dict(branches=unknown_branches, **params))
   return common.merge_lists(out_uk, known_outs[:n_known_out], unknown_outs)
 
 
-def _cond_transpose(cts, index, *ops, branches):
+def _cond_transpose(cts, index, *ops, branches, **params):
   assert not ad.is_undefined_primal(index), "internal: cond index is linear"
   linear = [ad.is_undefined_primal(x) for x in ops]
   res = [x for x, lin in zip(ops, linear) if not lin]
@@ -261,7 +321,8 @@ def _cond_transpose(cts, index, *ops, branches):
               in zip(cts_in, branch.in_avals, linear) if lin]
     return pe.trace_to_jaxpr(fun, [*res_avals, *ct_avals])
 
-  outs = cond_p.bind(index, *res, *cts, branches=tuple(transposed(b) for b in branches))
+  outs = cond_p.bind(index, *res, *cts, branches=tuple(transposed(b) for b in branches),
+                     **params)
   outs = iter(outs)
   return [None, *(next(outs) if lin else None for lin in linear)]
 
@@ -278,8 +339,12 @@ cond_p.def_transpose(_cond_transpose)
 
 
 @cond_p.def_batch
-def _cond_batch(axis_data, args, dims, *, branches):
+def _cond_batch(axis_data, args, dims, *, branches, **params):
   (index, *ops), (index_dim, *op_dims) = args, dims
+  if "branches_platforms" in params and index_dim is not batching.not_mapped:
+    # A platform_dependent index is the same for every member: make it afresh.
+    index = platform.platform_index_p.bind(platforms=params["branches_platforms"])
+    index_dim = batching.not_mapped
   in_batched = [d is not batching.not_mapped for d in op_dims]
   ops = [batching.moveaxis(x, d, 0) if b else x for x, d, b in zip(ops, op_dims, in_batched)]
   n_out = len(branches[0].out_avals)
@@ -305,7 +370,7 @@ def _cond_batch(axis_data, args, dims, *, branches):
                    zip(out_batched, batching.batch_jaxpr(b, axis_data, in_batched, False)[1])]
   batched = tuple(batching.batch_jaxpr(b, axis_data, in_batched, out_batched)[0]
                   for b in branches)
-  outs = cond_p.bind(index, *ops, branches=batched)
+  outs = cond_p.bind(index, *ops, branches=batched, **params)
   return outs, [0 if b else batching.not_mapped for b in out_batched]
 
 
@@ -317,7 +382,13 @@ def _bcast_select_n(which, *cases):
 
 
 @cond_p.def_lowering
-def _cond_lowering(ctx, index, *ops, branches):
+def _cond_lowering(ctx, index, *ops, branches, **params):
+  if (branches_platforms := params.get("branches_platforms")) is not None:
+    # platform_dependent: only the branch of the lowering platform is emitted.
+    chosen = platform.branch_for_platform(branches_platforms, platform.lowering_platform())
+    branch = branches[chosen]
+    consts = [ctx.constant(np.asarray(c)) for c in branch.consts]
+    return lowering.lower_jaxpr_body(ctx, branch.jaxpr, consts, list(ops))
   out_types = [hlo.aval_type(a) for a in ctx.avals_out]
 
   def body(branch):

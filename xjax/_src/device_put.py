@@ -1,0 +1,111 @@
+"""The `device_put` primitive: `xjax.device_put` of traced values.
+
+Outside any transformation `xjax.device_put` places values directly (see
+`api.device_put`); under a trace it binds `device_put_p` once for all leaves,
+with JAX's params: the target of each leaf (`devices`), its stated source
+(`srcs`) and its `copy_semantics`. On one device the primitive is the identity
+on values: abstract eval, lowering and batching pass operands through, and it
+is linear (its transpose puts the cotangents back, from `devices` to `srcs`,
+as copies).
+"""
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from xjax._src import core
+from xjax._src import dispatch
+from xjax._src.array import Array, SingleDeviceSharding
+from xjax._src.interpreters import ad
+from xjax._src.interpreters import batching
+
+
+class ArrayCopySemantics(enum.Enum):
+  """Whether `device_put` may reuse, must copy, or may donate a leaf's buffer.
+
+  Mirrors `jax._src.dispatch.ArrayCopySemantics` (printed the same way in jaxprs).
+  """
+  ALWAYS_COPY = 0
+  REUSE_INPUT = 1
+  DONATE_INPUT = 2
+
+  def __repr__(self):
+    return f"ArrayCopySemantics.{self.name}"
+
+
+def copy_semantics(donate: bool, may_alias) -> ArrayCopySemantics:
+  """The semantics of one leaf from `device_put`'s `donate` and `may_alias` arguments.
+
+  Raises:
+    ValueError: both are True.
+  """
+  if may_alias and donate:
+    raise ValueError("may_alias and donate cannot be True at the same time.")
+  if may_alias is None:
+    may_alias = not donate
+  if may_alias:
+    return ArrayCopySemantics.REUSE_INPUT
+  return ArrayCopySemantics.DONATE_INPUT if donate else ArrayCopySemantics.ALWAYS_COPY
+
+
+def target_device(device):
+  """The device of a placement (None, a Device or a single-device sharding)."""
+  return device.device if isinstance(device, SingleDeviceSharding) else device
+
+
+def place(leaf, device, semantics: ArrayCopySemantics):
+  """`leaf` (a concrete value) as an Array on `device` (None: the default, uncommitted)."""
+  placed = dispatch.device_put_value(leaf, device)
+  if placed is leaf and semantics is ArrayCopySemantics.ALWAYS_COPY:
+    placed = dispatch.device_put_value(np.asarray(leaf), device, weak_type=leaf.weak_type,
+                                       committed=leaf.committed)
+  elif (placed is not leaf and semantics is ArrayCopySemantics.DONATE_INPUT
+        and type(leaf) is Array and placed._buf is not leaf._buf):
+    leaf.delete()
+  return placed
+
+
+def _device_put_impl(*xs, devices, srcs, copy_semantics):
+  return [place(x, target_device(d), c) for x, d, c in zip(xs, devices, copy_semantics)]
+
+
+def _device_put_abstract_eval(*avals, devices, srcs, copy_semantics):
+  return list(avals)
+
+
+def _device_put_lowering(ctx, *xs, devices, srcs, copy_semantics):
+  return list(xs)  # one device, one memory: nothing moves
+
+
+def _device_put_transpose(cts, *args, devices, srcs, copy_semantics):
+  # The cotangents travel back from each leaf's target to its source, as copies.
+  if ArrayCopySemantics.DONATE_INPUT in copy_semantics:
+    raise ValueError("donate=True is not allowed during tranposition of device_put. "
+                     "Please file an issue if you want this to be supported.")
+  moved = [i for i, (ct, x) in enumerate(zip(cts, args))
+           if ad.is_undefined_primal(x) and type(ct) is not ad.Zero]
+  results = [None] * len(cts)
+  for i, x in enumerate(args):
+    if ad.is_undefined_primal(x) and i not in moved:
+      results[i] = ad.Zero(x.aval)
+  if moved:
+    outs = device_put_p.bind(
+        *[cts[i] for i in moved], devices=tuple(srcs[i] for i in moved),
+        srcs=tuple(devices[i] for i in moved),
+        copy_semantics=(ArrayCopySemantics.ALWAYS_COPY,) * len(moved))
+    for i, y in zip(moved, outs):
+      results[i] = y
+  return results
+
+
+def _device_put_batch(axis_data, args, dims, **params):
+  return device_put_p.bind(*args, **params), list(dims)
+
+
+device_put_p = core.Primitive("device_put", multiple_results=True)
+device_put_p.def_impl(_device_put_impl)
+device_put_p.def_abstract_eval(_device_put_abstract_eval)
+device_put_p.def_lowering(_device_put_lowering)
+ad.deflinear(device_put_p, _device_put_transpose)
+device_put_p.def_batch(_device_put_batch)
