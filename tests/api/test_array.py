@@ -121,3 +121,13 @@ def test_float64_request_warns_without_x64():
 def test_saturating_float_to_uint8_cast():
   x = jnp.array([254.0, 255.0, 256.0, 257.0])
   assert repr(x.astype("uint8")) == "Array([254, 255, 255, 255], dtype=uint8)"
+
+
+def test_on_device_size_in_bytes_matches_jax():
+  # Values recorded from JAX 0.10.2 on CPU: 4 bytes per float32; int4 takes a byte each.
+  assert jnp.ones((3, 4)).on_device_size_in_bytes() == 48
+  assert jnp.ones(5, jnp.int4).on_device_size_in_bytes() == 5
+  x = jnp.ones(2)
+  x.delete()
+  with pytest.raises(RuntimeError, match="deleted"):
+    x.on_device_size_in_bytes()

@@ -218,12 +218,26 @@ def test_python_scalar_operands_are_weak(spec, config, dtype):
     assert not out.aval.weak_type, f"{spec.name} of an array and scalars gave {out.aval}"
 
 
-@pytest.mark.xfail(strict=True, reason="xjax's lax wrappers give a Python scalar the other "
-                   "operand's dtype; JAX 0.10.2 keeps it float32 and raises")
 def test_python_scalar_keeps_its_own_dtype():
-  # JAX: TypeError: lax.add requires arguments to have the same dtypes, got float16, float32.
-  with pytest.raises(TypeError):
+  # A Python scalar is a weak array of its default dtype, then lax's dtype check applies
+  # (texts recorded from JAX 0.10.2).
+  with pytest.raises(TypeError, match=r"lax.add requires arguments to have the same dtypes, got "
+                     r"float16, float32. \(Tip: jnp.add is a similar function"):
     lax.add(np.ones(2, np.float16), 1.0)
+  with pytest.raises(TypeError, match=r"lax.mul requires .* got bfloat16, int32. \(Tip: jnp.multiply"):
+    lax.mul(np.ones(2, xjax.numpy.bfloat16), 2)
+  with pytest.raises(TypeError, match=r"^lax.lt requires arguments to have the same dtypes, got "
+                     r"float16, float32.$"):
+    lax.lt(np.ones(2, np.float16), 0.0)
+  with pytest.raises(TypeError, match="the first argument to pow must have an inexact dtype"):
+    lax.pow(np.ones(2, np.float16), 2.0)
+  with pytest.raises(TypeError, match="lax.clamp requires arguments to have the same dtypes, got "
+                     "float32, float16, float32."):
+    lax.clamp(0.0, np.ones(2, np.float16), 1.0)
+  out = lax.add(np.ones(2, np.float32), 1.0)
+  assert out.dtype == np.float32 and not out.aval.weak_type
+  assert lax.add(1, 2).aval.weak_type  # two Python scalars stay weak, as in JAX
+  assert lax.add(np.ones(2, np.int32), 1).dtype == np.int32
 
 
 # ----------------------------------------------------------------------------

@@ -120,8 +120,25 @@ class Array:
     self._check_alive()
     return backend.to_dlpack(self._buf)
 
-  def __dlpack_device__(self):
-    return (1, 0)  # kDLCPU, device 0
+  def __dlpack_device__(self) -> tuple[int, int]:
+    """DLPack's (device type, device id): kDLCPU (1), kDLCUDA (2) or kDLROCM (10).
+
+    Raises BufferError on other platforms (as JAX does). Mirrors `jax.Array.__dlpack_device__`.
+    """
+    device = self.device
+    if device.platform == "cpu":
+      return (1, 0)
+    version = device.client.platform_version if device.platform == "gpu" else device.platform
+    for name, code in (("cuda", 2), ("rocm", 10)):
+      if name in version:
+        return (code, device.local_hardware_id)
+    raise BufferError(f"__dlpack__ device only supported for CPU and GPU, got platform: "
+                      f"{device.platform}")
+
+  def on_device_size_in_bytes(self) -> int:
+    """The bytes the array's buffer takes on its device (mirrors JAX's method of that name)."""
+    self._check_alive()
+    return backend.on_device_size_in_bytes(self._buf)
 
   def block_until_ready(self) -> Array:
     """Waits until the computation producing this array has finished; returns self."""

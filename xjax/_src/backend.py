@@ -192,6 +192,10 @@ def is_deleted(buffer) -> bool:
   return buffer.is_deleted()
 
 
+def on_device_size_in_bytes(buffer) -> int:
+  return buffer.on_device_size_in_bytes()
+
+
 def delete(buffer):
   buffer.delete()
 
