@@ -284,3 +284,20 @@ def test_take_along_axis_matches_numpy(rng, axis):
   assert np.isnan(np.asarray(out)[:, 1]).all()
   with pytest.raises(TypeError, match="take_along_axis indices must be of integer type"):
     jnp.take_along_axis(x, np.ones((3, 4), np.float32), axis=1)
+
+
+def test_take_along_axis_defaults_and_negative_index_wrapping():
+  # JAX 0.10.2's signature: axis defaults to -1; wrap_negative_indices (default: wrap unless
+  # mode="promise_in_bounds") — values recorded from JAX.
+  x = jnp.array([1.0, 2.0, 3.0])
+  idx = jnp.array([-1, 0])
+  np.testing.assert_array_equal(jnp.take_along_axis(jnp.array([1, 2, 3]), jnp.array([2, 0])),
+                                [3, 1])
+  np.testing.assert_array_equal(jnp.take_along_axis(x, idx), [3.0, 1.0])
+  np.testing.assert_array_equal(jnp.take_along_axis(x, idx, wrap_negative_indices=False),
+                                [np.nan, 1.0])
+  np.testing.assert_array_equal(
+      jnp.take_along_axis(x, idx, wrap_negative_indices=False, mode="clip"), [1.0, 1.0])
+  np.testing.assert_array_equal(
+      jnp.take_along_axis(jnp.array([[1, 2], [3, 4]]), jnp.array([[1, 0]])), [[2, 1], [4, 3]])
+  assert jnp.take_along_axis(jnp.array([False]), jnp.zeros(0, jnp.int32)).shape == (0,)

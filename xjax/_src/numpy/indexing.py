@@ -804,16 +804,19 @@ def _take(a, indices, axis=None, mode=None, unique_indices=False, indices_are_so
                         indices_are_sorted=indices_are_sorted, fill_value=fill_value)
 
 
-@jit(static_argnames=("axis", "mode", "fill_value"))
-def take_along_axis(arr, indices, axis: int | None, mode=None, fill_value=None):
+@jit(static_argnames=("axis", "mode", "fill_value", "wrap_negative_indices"))
+def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=None, *,
+                    wrap_negative_indices: bool | None = None):
   """Elements of `arr` at `indices` along `axis`, the other axes broadcasting.
 
   Args:
     arr: an array.
     indices: an integer array of arr's rank (1-D when axis is None).
-    axis: the axis to index (None: the flattened array).
+    axis: the axis to index (None: the flattened array; default -1).
     mode: out-of-bounds handling; by default "fill" (NaN for floats).
     fill_value: the value for out-of-bounds indices.
+    wrap_negative_indices: whether a negative index counts from the end (default: yes,
+      unless mode is "promise_in_bounds"); when False, negative indices are out of bounds.
 
   Returns:
     An array of the broadcast shape of indices and arr (with arr's axis
@@ -845,8 +848,11 @@ def take_along_axis(arr, indices, axis: int | None, mode=None, fill_value=None):
   out_shape = util.broadcast_shapes(idx_shape, arr_shape)
   if a_shape[axis] == 0:
     return creation.zeros(out_shape, dtype_of(a))
-  indices = lax.select_n(lax.lt(indices, const_like(indices, 0)), indices,
-                         lax.add(indices, const_like(indices, a_shape[axis])))
+  if wrap_negative_indices is None:
+    wrap_negative_indices = mode != "promise_in_bounds"
+  if wrap_negative_indices:
+    indices = lax.select_n(lax.lt(indices, const_like(indices, 0)), indices,
+                           lax.add(indices, const_like(indices, a_shape[axis])))
   index_dims = [i for i, d in enumerate(idx_shape) if i == axis or d != 1]
   gather_indices = lax_structural.reshape(
       indices, tuple(out_shape[i] for i in index_dims) + (1,))
