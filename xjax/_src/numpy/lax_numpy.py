@@ -414,7 +414,7 @@ def stack(arrays, axis: int = 0, out=None, dtype=None):
   if _are_keys(arrays):  # typed PRNG keys (xjax.random)
     return prng.stack_keys(arrays, axis)
   if isinstance(arrays, (np.ndarray, Array, core.Tracer)):
-    if not util.shape(arrays)[:1] or util.shape(arrays)[0] == 0:
+    if not util.shape(arrays) or util.shape(arrays)[0] == 0:
       raise ValueError("Need at least one array to stack.")
     axis = canonicalize_axis(axis, util.ndim(arrays))
     return concatenate(lax_structural.expand_dims(_asarray(arrays), (axis + 1,)), axis=axis,

@@ -286,13 +286,6 @@ def insert(arr, obj, values, axis: int | None = None):
 # resize, rot90, unstack, dsplit, rollaxis
 
 
-def _index_tuple(shape) -> tuple[int, ...]:
-  try:
-    return (operator.index(shape),)
-  except TypeError:
-    return tuple(operator.index(d) for d in shape)
-
-
 @jit(static_argnames=("new_shape",))
 def resize(a, new_shape):
   """`a` flattened, repeated as often as needed, and cut to `new_shape`.
@@ -317,7 +310,7 @@ def resize(a, new_shape):
   Mirrors `jax.numpy.resize`.
   """
   check_arraylike("resize", a)
-  new_shape = _index_tuple(new_shape)
+  new_shape = lax_numpy._index_tuple(new_shape)
   if any(d < 0 for d in new_shape):
     raise ValueError("all elements of `new_shape` must be non-negative")
   flat = lax_numpy.ravel(a)

@@ -39,12 +39,8 @@ def _static_size(size, context: str) -> int | None:
   return size
 
 
-def _index_dtype() -> np.dtype:
-  return dtypes.default_int_dtype()
-
-
 def _iota(n: int, dtype=None):
-  return lax_structural.broadcasted_iota(dtype or _index_dtype(), (n,), 0)
+  return lax_structural.broadcasted_iota(dtype or dtypes.default_int_dtype(), (n,), 0)
 
 
 def _first(x, n: int):
@@ -112,8 +108,8 @@ def _group(ordered, starts, perm, fill_value, size: int):
     valid = lax_structural.reshape(valid, (size,) + (1,) * (util.ndim(values) - 1))
     values = where_(valid, values, fill)
   index = indexing.take(perm, ind)
-  rank = lax.sub(reductions.cumsum(starts, dtype=_index_dtype()), np.array(1, _index_dtype()))
-  inverse = creation.zeros(n, _index_dtype()).at[perm].set(rank)
+  rank = lax.sub(reductions.cumsum(starts, dtype=dtypes.default_int_dtype()), np.array(1, dtypes.default_int_dtype()))
+  inverse = creation.zeros(n, dtypes.default_int_dtype()).at[perm].set(rank)
   bounds = lax_numpy.nonzero(starts, size=size + 1, fill_value=n)[0]
   counts = lax.sub(_drop_first(bounds), _first(bounds, size))
   return values, index, inverse, counts, num_unique
@@ -125,7 +121,7 @@ def _unique_rows(rows, size, fill_value, equal_nan):
   `size` None means "as many as there are", which reads a concrete count.
   """
   n = shape(rows)[0]
-  int_dtype = _index_dtype()
+  int_dtype = dtypes.default_int_dtype()
   if n == 0:
     if size and fill_value is None:
       raise ValueError("jnp.unique: for zero-sized input with nonzero size argument, "
@@ -397,8 +393,8 @@ def _concat_unique(arr1, arr2):
   u1, ind1, num1 = _unique_padded(arr1)
   u2, ind2, num2 = _unique_padded(arr2)
   packed = creation.zeros(shape(arr1)[0] + shape(arr2)[0], dtype_of(arr1))
-  packed = lax_slicing.dynamic_update_slice(packed, u1, (np.array(0, _index_dtype()),))
-  start2 = lax.convert_element_type(num1, _index_dtype())
+  packed = lax_slicing.dynamic_update_slice(packed, u1, (np.array(0, dtypes.default_int_dtype()),))
+  start2 = lax.convert_element_type(num1, dtypes.default_int_dtype())
   packed = lax_slicing.dynamic_update_slice(packed, u2, (start2,))
   return packed, num1, num2, ind1, ind2
 
@@ -426,8 +422,8 @@ def _intersect1d_size(arr1, arr2, fill_value, assume_unique: bool, return_indice
     at = lax_numpy.nonzero(hit, size=size, fill_value=n1 + n2)[0]
     vals = _gather_fill(aux, at, 0)
   else:
-    num_results = np.array(0, _index_dtype())
-    at = creation.zeros(0, _index_dtype())
+    num_results = np.array(0, dtypes.default_int_dtype())
+    at = creation.zeros(0, dtypes.default_int_dtype())
     vals = creation.zeros(size, dtype_of(aux))
   vals = _pad_results(vals, num_results, fill_value)
   if not return_indices:
@@ -435,7 +431,7 @@ def _intersect1d_size(arr1, arr2, fill_value, assume_unique: bool, return_indice
   padded = ufuncs.greater_equal(_iota(shape(at)[0]), num_results)
   idx1 = where_(padded, n1, _gather_fill(order, at, n1))
   idx2 = where_(padded, n2, lax.sub(_gather_fill(order, lax.add(at, np.array(1, dtype_of(at))), n2),
-                                    lax.convert_element_type(num1, _index_dtype())))
+                                    lax.convert_element_type(num1, dtypes.default_int_dtype())))
   if not assume_unique:
     idx1, idx2 = _gather_fill(ind1, idx1, n1), _gather_fill(ind2, idx2, n2)
   return vals, idx1, idx2
@@ -478,7 +474,7 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
   if not assume_unique:
     arr1, ind1 = unique(arr1, return_index=True)
     arr2, ind2 = unique(arr2, return_index=True)
-    index_dtype = _index_dtype()
+    index_dtype = dtypes.default_int_dtype()
   else:
     index_dtype = np.dtype(np.int32 if shape(arr1)[0] + shape(arr2)[0] < 2 ** 31 else np.int64)
     index_dtype = dtypes.canonicalize_dtype(index_dtype)
