@@ -1,6 +1,6 @@
 """Runs bench/workloads.py under xjax and real JAX in separate processes, interleaved.
 
-    python bench/run.py [--rounds N] [--xjax-python PATH] [--jax-python PATH]
+    python bench/run.py [--rounds N] [--groups core,linalg,rss] [--xjax-python PATH] [--jax-python PATH]
 
 Each library runs in its own virtualenv (xjax's must not contain `jax`, see
 DESIGN.md). Prints a table of medians over rounds and the xjax/JAX ratio.
@@ -16,12 +16,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 
-def _run(python, lib):
-  """One round for `lib`: the timed workloads, then the memory workload in a fresh process."""
+def _run(python, lib, groups):
+  """One round for `lib`: each group of workloads in a fresh process."""
   env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="1")
   results = {}
-  for extra in ([], ["rss"]):
-    out = subprocess.run([python, os.path.join(HERE, "workloads.py"), lib, *extra], env=env,
+  for group in groups:
+    out = subprocess.run([python, os.path.join(HERE, "workloads.py"), lib, group], env=env,
                          capture_output=True, text=True, cwd=REPO)
     if out.returncode:
       sys.exit(f"{lib} workloads failed ({python}):\n{out.stderr}")
@@ -42,13 +42,16 @@ def _fmt(seconds, name=""):
 def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--rounds", type=int, default=3)
+  ap.add_argument("--groups", default="core,linalg,rss",
+                  help="comma-separated workload groups (core, linalg, rss)")
   ap.add_argument("--xjax-python", default=os.path.join(REPO, ".venv", "bin", "python"))
   ap.add_argument("--jax-python", default=os.path.join(REPO, ".venv-jax", "bin", "python"))
   args = ap.parse_args()
   results = {"xjax": [], "jax": []}
   for _ in range(args.rounds):
-    results["xjax"].append(_run(args.xjax_python, "xjax"))
-    results["jax"].append(_run(args.jax_python, "jax"))
+    groups = args.groups.split(",")
+    results["xjax"].append(_run(args.xjax_python, "xjax", groups))
+    results["jax"].append(_run(args.jax_python, "jax", groups))
   names = list(results["xjax"][0])
   print(f"| workload | xjax | JAX | xjax/JAX |\n|---|---|---|---|")
   for name in names:

@@ -1,9 +1,11 @@
-"""Benchmark workloads, run under either library: `python bench/workloads.py xjax|jax [rss]`.
+"""Benchmark workloads, run under either library: `python bench/workloads.py xjax|jax [GROUP]`.
 
 Prints one JSON object: workload name -> seconds per call (the runner takes
-medians across processes). With `rss`, runs only the memory workload (200
-MLP training steps in a fresh process) and reports the peak resident set in
-bytes, under a name ending in "(peak RSS)".
+medians across processes). GROUP is `core` (default: dispatch, tracing,
+training steps, control flow), `linalg` (factorizations, FFT, a Gaussian
+process) or `rss` (the memory workload alone: 200 MLP training steps in a
+fresh process, reporting the peak resident set in bytes, under a name
+ending in "(peak RSS)").
 """
 import json
 import resource
@@ -204,8 +206,56 @@ def main(lib):
   print(json.dumps(results))
 
 
+def linalg_main(lib):
+  """Factorizations and FFT on LAPACK/XLA kernels, and a GP marginal likelihood with its gradient."""
+  jax, jnp = _import(lib)
+  jax.config.update("jax_enable_x64", False)
+  rng = np.random.default_rng(2)
+  results = {}
+
+  def spd(n):
+    a = rng.normal(size=(n, n)).astype(np.float32)
+    return jnp.asarray(a @ a.T / n + np.eye(n, dtype=np.float32))
+
+  a512, b512 = jnp.asarray(rng.normal(size=(512, 512)).astype(np.float32)), spd(512)[:, :1]
+  solve = jax.jit(jnp.linalg.solve)
+  results["jnp.linalg.solve, 512x512"] = _timeit(
+      lambda: solve(a512, b512).block_until_ready(), 20)
+  s1024 = spd(1024)
+  chol = jax.jit(jnp.linalg.cholesky)
+  results["jnp.linalg.cholesky, 1024x1024"] = _timeit(lambda: chol(s1024).block_until_ready(), 10)
+  a256 = jnp.asarray(rng.normal(size=(256, 256)).astype(np.float32))
+  svd = jax.jit(jnp.linalg.svd)
+  results["jnp.linalg.svd, 256x256"] = _timeit(lambda: svd(a256)[1].block_until_ready(), 10)
+  s256 = spd(256)
+  eigh = jax.jit(jnp.linalg.eigh)
+  results["jnp.linalg.eigh, 256x256"] = _timeit(lambda: eigh(s256)[0].block_until_ready(), 10)
+  z = jnp.asarray((rng.normal(size=2**20) + 1j * rng.normal(size=2**20)).astype(np.complex64))
+  fft = jax.jit(jnp.fft.fft)
+  results["jnp.fft.fft, 2^20 complex64"] = _timeit(lambda: fft(z).block_until_ready(), 10)
+
+  # A Gaussian process: the exact negative log marginal likelihood of an RBF kernel.
+  n = 1000
+  xs = jnp.asarray(rng.uniform(-3, 3, size=(n, 1)).astype(np.float32))
+  ys = jnp.asarray(np.sin(2 * np.asarray(xs[:, 0])) + 0.1 * rng.normal(size=n).astype(np.float32))
+
+  def nll(params, x, y):
+    log_scale, log_length, log_noise = params
+    d2 = jnp.sum((x[:, None, :] - x[None, :, :]) ** 2, axis=-1)
+    k = jnp.exp(log_scale) * jnp.exp(-0.5 * d2 / jnp.exp(2 * log_length))
+    k = k + (jnp.exp(log_noise) + 1e-4) * jnp.eye(x.shape[0])
+    chol = jnp.linalg.cholesky(k)
+    alpha = jax.lax.linalg.triangular_solve(chol, y[:, None], left_side=True, lower=True)
+    return (0.5 * jnp.sum(alpha ** 2) + jnp.sum(jnp.log(jnp.diagonal(chol)))
+            + 0.5 * x.shape[0] * np.log(2 * np.pi))
+
+  gp = jax.jit(jax.value_and_grad(nll))
+  params = jnp.asarray(np.array([0.0, 0.0, -2.0], np.float32))
+  results["GP marginal likelihood + grad, n=1000"] = _timeit(
+      lambda: gp(params, xs, ys)[0].block_until_ready(), 10)
+  print(json.dumps(results))
+
+
 if __name__ == "__main__":
-  if sys.argv[2:] == ["rss"]:
-    rss_main(sys.argv[1])
-  else:
-    main(sys.argv[1])
+  group = sys.argv[2] if len(sys.argv) > 2 else "core"
+  {"core": main, "linalg": linalg_main, "rss": rss_main}[group](sys.argv[1])

@@ -1,4 +1,5 @@
-"""Records the public names of jax.numpy, jax.Array and jax.lax (real JAX 0.10.2)
+"""Records the public names of jax.numpy, jax.Array, jax.lax and the linalg/fft
+namespaces (real JAX 0.10.2)
 into tests/golden/jax_public_names.json, for tests/test_api_names.py.
 
 Run with the reference virtualenv (never with xjax's):
@@ -10,7 +11,12 @@ import os
 
 import jax
 import jax.lax
+import jax.lax.linalg
 import jax.numpy
+import jax.numpy.fft
+import jax.numpy.linalg
+import jax.scipy.fft
+import jax.scipy.linalg
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests",
                    "golden", "jax_public_names.json")
@@ -26,6 +32,11 @@ def main():
       "jax.numpy": _public(jax.numpy),
       "jax.Array": _public(jax.Array),
       "jax.lax": _public(jax.lax),
+      "jax.lax.linalg": _public(jax.lax.linalg),
+      "jax.numpy.linalg": _public(jax.numpy.linalg),
+      "jax.numpy.fft": _public(jax.numpy.fft),
+      "jax.scipy.linalg": _public(jax.scipy.linalg),
+      "jax.scipy.fft": _public(jax.scipy.fft),
   }
   with open(OUT, "w") as f:
     json.dump(names, f, indent=1, sort_keys=True)

@@ -53,3 +53,7 @@ from xjax._src.random.gamma import (
     poisson as poisson,
     t as t,
 )
+from xjax._src.random.matrix_samplers import (
+    multivariate_normal as multivariate_normal,
+    orthogonal as orthogonal,
+)

@@ -399,6 +399,15 @@ def test_convert_to_integer_has_float0_tangent():
   assert np.asarray(t).dtype == xjax.dtypes.float0
 
 
+def test_integer_sub_of_float0_tangents_has_a_float0_tangent():
+  # float -> int -> sub: both integer tangents are float0 values, not symbolic zeros.
+  to_int = lambda x: lax.convert_element_type(x, np.int32)
+  for f in (lambda x: lax.sub(to_int(x), to_int(2 * x)), lambda x: lax.sub(to_int(x), 3),
+            lambda x: lax.sub(3, to_int(x))):
+    out, t = xjax.jvp(f, (np.float32(2.5),), (np.float32(1.0),))
+    assert np.asarray(t).dtype == xjax.dtypes.float0 and np.asarray(t).shape == ()
+
+
 def test_convert_element_type_keeps_weak_type_in_the_cotangent():
   g = xjax.grad(lambda x: lax.convert_element_type(x, np.float32))(0.2)
   assert g.aval.weak_type  # JAX 0.10.2: Array(1., dtype=float32, weak_type=True)

@@ -206,6 +206,16 @@ def test_flip_roll_pad_match_numpy():
   check(lambda a: jnp.pad(a, 1, mode="reflect"), lambda a: np.pad(a, 1, mode="reflect"), X)
 
 
+@pytest.mark.parametrize("shift, axis", [(2, None), (1, 0), (-3, 2), (7, -1),
+                                         (np.array([1, -2]), (0, 1)), (4, (0, 2))])
+def test_roll_by_a_traced_shift_matches_numpy(shift, axis):
+  rolled = xjax.jit(lambda a, s: jnp.roll(a, s, axis))(X, shift)
+  np.testing.assert_array_equal(rolled, np.roll(X, shift, axis))
+  assert xjax.jit(lambda a, s: jnp.roll(a, s, 0))(np.zeros((0, 3)), 2).shape == (0, 3)
+  with pytest.raises(ValueError, match="must be scalars or 1D arrays"):
+    xjax.jit(lambda a, s: jnp.roll(a, s, 0))(X, np.ones((2, 2), np.int32))
+
+
 def test_pad_prints_like_jax():
   assert str(xjax.make_jaxpr(lambda x: jnp.pad(x, (1, 2)))(np.ones(3, np.float32))) == (
       "{ lambda ; a:f32[3]. let\n    b:f32[6] = jit[\n      name=_pad\n"

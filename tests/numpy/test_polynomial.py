@@ -227,8 +227,8 @@ def test_poly_scalar_and_matrix_inputs():
   np.testing.assert_array_equal(jnp.poly(3), [1., -3.])
   out = jnp.poly(jnp.array([]))
   assert out.shape == () and out.dtype == np.float32 and float(out) == 1.0
-  with pytest.raises(NotImplementedError, match="jnp.linalg"):
-    jnp.poly(jnp.zeros((2, 2)))
+  m = np.array([[1., 2.], [3., 4.]], np.float32)
+  np.testing.assert_allclose(np.real(jnp.poly(m)), np.poly(m), rtol=1e-5, atol=1e-5)
   for shape in [(2, 3), (0, 0), (2, 2, 2)]:
     with pytest.raises(ValueError, match="input must be 1d or non-empty square 2d array."):
       jnp.poly(jnp.zeros(shape))
@@ -472,3 +472,63 @@ def test_polyder_polyint_under_vmap_and_jit_static_m(rng):
                              np.polyder(p[0], 3), rtol=1e-6)
   # polyder undoes polyint
   assert_values(jnp.polyder(jnp.polyint(p[0], 3), 3), p[0], np.dtype(np.float32), tol=1e-5)
+
+
+# ----------------------------------------------------------------------------
+# roots and polyfit (on jnp.linalg)
+
+
+def _sorted_roots(r):
+  r = np.asarray(r)
+  return r[np.lexsort((np.round(r.imag, 4), np.round(r.real, 4)))]
+
+
+@pytest.mark.parametrize("p", [[1., -3., 2.], [1., 0., 1.], [2., -3., 0., 5.], [4.], [0., 0., 1., -1.],
+                               [1., 2., 0., 0.], [0., 0.]])
+def test_roots_matches_numpy(p):
+  p = np.array(p, np.float32)
+  out = jnp.roots(p)
+  assert out.dtype == np.complex64
+  np.testing.assert_allclose(_sorted_roots(out), _sorted_roots(np.roots(p)), rtol=1e-4, atol=1e-4)
+
+
+def test_roots_without_stripping_works_under_jit():
+  p = np.array([0., 1., -3., 2.], np.float32)
+  out = np.asarray(xjax.jit(lambda p: jnp.roots(p, strip_zeros=False))(p))
+  assert out.shape == (3,) and np.isnan(out[-1])
+  np.testing.assert_allclose(np.sort(out[:2].real), [1., 2.], rtol=1e-5)
+  with pytest.raises(ConcretizationTypeError):
+    xjax.jit(jnp.roots)(p)
+  with pytest.raises(ValueError, match="Input must be a rank-1 array."):
+    jnp.roots(np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("deg", [0, 1, 3])
+@pytest.mark.parametrize("two_d", [False, True])
+def test_polyfit_matches_numpy(rng, deg, two_d):
+  x = np.linspace(-1, 1, 12).astype(np.float32)
+  y = rng.standard_normal((12, 2) if two_d else 12).astype(np.float32)
+  w = rng.uniform(0.5, 1.5, 12).astype(np.float32)
+  np.testing.assert_allclose(jnp.polyfit(x, y, deg), np.polyfit(x, y, deg), rtol=2e-3, atol=2e-3)
+  np.testing.assert_allclose(jnp.polyfit(x, y, deg, w=w), np.polyfit(x, y, deg, w=w),
+                             rtol=2e-3, atol=2e-3)
+  c, resid, rank, sv, rcond = jnp.polyfit(x, y, deg, full=True)
+  c_np, resid_np, rank_np, sv_np, rcond_np = np.polyfit(x, y, deg, full=True)
+  np.testing.assert_allclose(resid, resid_np, rtol=2e-3, atol=2e-3)
+  assert int(rank) == rank_np
+  np.testing.assert_allclose(sv, sv_np, rtol=1e-4)
+  for kind in (True, "unscaled"):
+    c, v = jnp.polyfit(x, y, deg, cov=kind)
+    c_np, v_np = np.polyfit(x, y, deg, cov=kind)
+    np.testing.assert_allclose(v, v_np, rtol=5e-3, atol=1e-5)
+
+
+def test_polyfit_errors():
+  with pytest.raises(ValueError, match="expected deg >= 0"):
+    jnp.polyfit(np.ones(3), np.ones(3), -1)
+  with pytest.raises(TypeError, match="expected 1D vector for x"):
+    jnp.polyfit(np.ones((3, 1)), np.ones(3), 1)
+  with pytest.raises(TypeError, match="expected x and y to have same length"):
+    jnp.polyfit(np.ones(3), np.ones(4), 1)
+  with pytest.raises(ValueError, match="the number of data points must exceed order"):
+    jnp.polyfit(np.arange(2.), np.ones(2), 1, cov=True)

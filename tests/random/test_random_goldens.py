@@ -21,10 +21,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "goldens.json")) as _f:
   GOLDEN = json.load(_f)
 
-# Samplers not built yet (see the closing notes of issue 6): both need jnp.linalg
-# (cholesky, qr), which xjax does not have yet.
-NOT_YET: set[str] = {"multivariate_normal", "orthogonal"}
-
 # The gamma-family samplers run XLA's log/exp inside a rejection loop, and XLA's CPU
 # code for those differs in the last bits between instruction sets (AVX2 vs AVX-512):
 # real JAX 0.10.2 itself reproduces these goldens exactly on one machine and within
@@ -41,9 +37,7 @@ def _params():
     ids = [c for c, _ in random_cases.cases(xjax, jnp, np, x64)]
     assert set(ids) == set(records), "goldens out of date: run tools/golden_random.py"
     for case_id in ids:
-      marks = ([pytest.mark.xfail(strict=True, raises=AttributeError, reason="needs jnp.linalg")]
-               if case_id in NOT_YET else [])
-      out.append(pytest.param(mode, case_id, id=f"{mode}-{case_id}", marks=marks))
+      out.append(pytest.param(mode, case_id, id=f"{mode}-{case_id}"))
   return out
 
 

@@ -204,5 +204,30 @@ def to_dlpack(buffer, stream=None):
   return _jax.buffer_to_dlpack_managed_tensor(buffer)
 
 
+_lapack_registered = False
+_lapack_lock = threading.Lock()
+
+
+def register_lapack_targets():
+  """Registers jaxlib's LAPACK kernels as CPU custom-call targets (once per process).
+
+  The same kernels JAX calls on CPU (`lapack_spotrf_ffi`, `lapack_dgesdd_ffi`,
+  ...): typed-FFI targets get API version 1, the older ones 0. Must run before
+  a module calling them is compiled.
+  """
+  global _lapack_registered
+  if _lapack_registered:
+    return
+  with _lapack_lock:
+    if _lapack_registered:
+      return
+    from jaxlib.cpu import _lapack
+    _lapack.initialize()
+    for name, capsule in _lapack.registrations().items():
+      xla_client.register_custom_call_target(name, capsule, "cpu",
+                                             api_version=int(name.endswith("_ffi")))
+    _lapack_registered = True
+
+
 def runtime_error_class():
   return _jax.JaxRuntimeError

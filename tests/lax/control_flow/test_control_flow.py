@@ -303,6 +303,17 @@ def test_cond_vmap_batched_and_unbatched_predicate():
   _close(xjax.vmap(h)(idx, xs), _loop(h, idx, xs, in_axes=(0, 0)))
 
 
+def test_cond_vmap_with_batched_predicate_under_x64(x64):
+  # The branch index is int32 while x64 makes Python ints int64: the batching
+  # rule must compare them in the index's dtype.
+  xs = np.arange(-2., 3.)
+  f = lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x)
+  _close(xjax.vmap(f)(xs), _loop(f, xs, in_axes=(0,)))
+  h = lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, jnp.exp], x)
+  idx = np.array([0, 1, 2, 5, -1], np.int32)
+  _close(xjax.vmap(h)(idx, xs), _loop(h, idx, xs, in_axes=(0, 0)))
+
+
 def test_while_loop_vmap_with_batched_predicate():
   w = lambda x: lax.while_loop(lambda c: c[1] < x, lambda c: (c[0] * 2., c[1] + 1.), (1.0, 0.))[0]
   xs = np.arange(5., dtype=np.float32)

@@ -595,7 +595,9 @@ add_p.def_transpose(_add_transpose)
 def _sub_jvp(primals, tangents):
   x_dot, y_dot = tangents
   out = sub(*primals)
-  if type(x_dot) is ad.Zero and type(y_dot) is ad.Zero:
+  # Integer differences have float0 tangents, which carry no values to negate.
+  if ((type(x_dot) is ad.Zero and type(y_dot) is ad.Zero)
+      or not dtypes.issubdtype(core.get_aval(out).dtype, np.inexact)):
     return out, ad.Zero.from_primal_value(out)
   if type(x_dot) is ad.Zero:
     return out, _maybe_broadcast(core.get_aval(out).shape, neg(y_dot))

@@ -647,18 +647,41 @@ def flipud(m):
 def roll(a, shift, axis=None):
   """`a` with elements shifted cyclically by `shift` along `axis` (flattened when None).
 
-  The shifts must be concrete.
+  Concrete shifts compile to slices; traced shifts (under jit) to a dynamic
+  slice of `a` repeated twice, as JAX does.
+
+  Raises:
+    ValueError: traced `shift` and `axis` that are not scalars or 1-D.
 
   Mirrors `jax.numpy.roll`.
   """
   a = _asarray(ensure_arraylike("roll", a))
   if axis is None:
     return reshape(roll(ravel(a), shift, 0), util.shape(a))
+  if isinstance(shift, core.Tracer) and shift.to_concrete_value() is None:
+    axes = tuple(canonicalize_axis(ax, util.ndim(a)) for ax in _index_tuple(axis))
+    return _roll_dynamic(a, shift, axes)
   shift = np.asarray(util.concrete_or_error(shift, "The shift argument of jnp.roll"))
   axes = np.asarray(_index_tuple(axis))
   shift, axes = np.broadcast_arrays(shift, axes)
   return _roll_static(a, tuple(int(s) for s in shift.ravel()),
                       tuple(int(x) for x in axes.ravel()))
+
+
+def _roll_dynamic(a, shift, axis):
+  shape = np.broadcast_shapes(util.shape(shift), np.shape(axis))
+  if len(shape) != 1:
+    raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
+  shifts = broadcast_to(shift, shape)
+  for k, ax in enumerate(np.broadcast_to(axis, shape)):
+    n = util.shape(a)[ax]
+    size = np.int32(n)
+    # (n - shift mod n) is where the rolled array starts inside [a, a].
+    s = ufuncs.remainder(lax.convert_element_type(shifts[k], np.int32),
+                         np.int32(max(n, 1)))
+    doubled = lax_structural.concatenate([a, a], int(ax))
+    a = lax_slicing.dynamic_slice_in_dim(doubled, ufuncs.subtract(size, s), n, axis=int(ax))
+  return a
 
 
 @jit(static_argnums=(1, 2))

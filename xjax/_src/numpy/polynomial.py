@@ -2,12 +2,14 @@
 and correlation, and trim_zeros.
 
 All are compositions of lax operations and other jnp functions; none adds a
-primitive. `polyfit` and `roots` (and `poly` of a matrix) need eigenvalues or
-least squares, which wait for `jnp.linalg`.
+primitive. `roots` (and `poly` of a matrix) take eigenvalues of a companion
+matrix, `polyfit` solves a scaled Vandermonde least-squares problem, both
+with `jnp.linalg` as JAX does.
 """
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -235,9 +237,10 @@ def poly(seq_of_zeros):
     A 1-D array of length ``len(seq_of_zeros) + 1``, of the roots' dtype
     promoted to inexact (no roots: the 0-d array 1).
 
+  A non-empty square matrix stands for its eigenvalues (its characteristic
+  polynomial).
+
   Raises:
-    NotImplementedError: a non-empty square matrix (its characteristic
-      polynomial needs eigenvalues, i.e. `jnp.linalg`, which xjax lacks).
     ValueError: any other input of rank 2 or more.
 
   >>> import xjax.numpy as jnp
@@ -251,8 +254,9 @@ def poly(seq_of_zeros):
   roots = lax_numpy.atleast_1d(roots)
   shape = util.shape(roots)
   if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
-    raise NotImplementedError("jnp.poly of a square matrix needs its eigenvalues "
-                              "(jnp.linalg.eigvals), and xjax has no jnp.linalg yet.")
+    from xjax._src.numpy import linalg  # noqa: PLC0415 (linalg imports jnp modules)
+    roots = linalg.eigvals(roots)
+    shape = util.shape(roots)
   if len(shape) != 1:
     raise ValueError("input must be 1d or non-empty square 2d array.")
   dtype = util.dtype_of(roots)
@@ -528,3 +532,149 @@ def polyint(p, m: int = 1, k=None):
   # entry i ends up as the coefficient of x^(total-1-i) after m integrations
   divisors = _falling_factorials(range(total - 1, -1, -1), m, util.dtype_of(p))
   return ufuncs.true_divide(lax_numpy.concatenate([p, k]), divisors)
+
+
+# ----------------------------------------------------------------------------
+# roots and polyfit (on jnp.linalg)
+
+
+def _roots_no_zeros(p):
+  """The eigenvalues of p's companion matrix (p has no leading zero)."""
+  from xjax import numpy as jnp  # noqa: PLC0415 (the full namespace, loaded by call time)
+  if p.size < 2:
+    return jnp.array([], dtype=dtypes.to_complex_dtype(p.dtype))
+  companion = jnp.diag(jnp.ones((p.size - 2,), p.dtype), -1)
+  companion = companion.at[0, :].set(-p[1:] / p[0])
+  return jnp.linalg.eigvals(companion)
+
+
+@jit
+def _roots_with_zeros(p, num_leading_zeros):
+  from xjax import numpy as jnp  # noqa: PLC0415
+  from xjax._src.lax.sorting import sort_key_val  # noqa: PLC0415
+  # An all-zero p would hand LAPACK a matrix of NaNs: use ones, and NaN all roots below.
+  p = jnp.where(len(p) == num_leading_zeros, 1.0, p)
+  found = _roots_no_zeros(jnp.roll(p, -num_leading_zeros))
+  found = sort_key_val(found == 0, found)[1]  # the zero roots the rolled zeros made go last
+  return jnp.where(jnp.arange(found.size) < found.size - num_leading_zeros, found,
+                   complex(np.nan, np.nan))
+
+
+def roots(p, *, strip_zeros: bool = True):
+  """The roots of the polynomial with coefficients `p` (highest power first).
+
+  Computed as the eigenvalues of the companion matrix, as NumPy does.
+
+  Args:
+    p: 1-D coefficients (a scalar counts as a constant polynomial).
+    strip_zeros: drop leading zero coefficients first (needs concrete `p`);
+      with False, usable under jit: each leading zero gives a NaN root.
+
+  Returns:
+    A complex 1-D array of ``len(p) - 1`` roots (fewer when stripping zeros).
+
+  Raises:
+    ValueError: `p` of rank 2 or more.
+    ConcretizationTypeError: traced `p` with ``strip_zeros=True``.
+
+  Mirrors `jax.numpy.roots`.
+  """
+  from xjax import numpy as jnp  # noqa: PLC0415
+  p = util.ensure_arraylike("roots", p)
+  (p,) = util.promote_dtypes_inexact(p)
+  p = lax_numpy.atleast_1d(p)
+  if p.ndim != 1:
+    raise ValueError("Input must be a rank-1 array.")
+  if p.size < 2:
+    return jnp.array([], dtype=dtypes.to_complex_dtype(p.dtype))
+  num_leading_zeros = jnp.where(jnp.all(p == 0), len(p), jnp.argmin(p == 0))
+  if strip_zeros:
+    num_leading_zeros = int(util.concrete_or_error(
+        num_leading_zeros,
+        "The error occurred in the jnp.roots() function. To use this within a JIT-compiled "
+        "context, pass strip_zeros=False, but be aware that leading zeros will result in "
+        "some returned roots being set to NaN."))
+    return _roots_no_zeros(p[num_leading_zeros:])
+  return _roots_with_zeros(p, num_leading_zeros)
+
+
+def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov=False):
+  """The least-squares polynomial of degree `deg` through points (x, y).
+
+  Solves the Vandermonde system with columns scaled to unit norm, as NumPy.
+
+  Args:
+    x: 1-D sample points, shape (M,).
+    y: values, shape (M,) or (M, K) for K fits at once.
+    deg: the degree (a concrete int >= 0).
+    rcond: relative cutoff for small singular values (default ``M * eps``).
+    full: also return residuals, rank, singular values and rcond.
+    w: optional 1-D weights, shape (M,), applied to the residuals.
+    cov: also return the coefficients' covariance (``"unscaled"``: without
+      the residual-variance factor).
+
+  Returns:
+    Coefficients of shape (deg + 1,) or (deg + 1, K), highest power first; with
+    `full`, ``(c, residuals, rank, singular_values, rcond)``; with `cov`,
+    ``(c, covariance)``.
+
+  Raises:
+    ValueError: deg < 0, or `cov` scaling with no more points than coefficients.
+    TypeError: x not 1-D or empty, y not 1-D/2-D, or lengths that differ.
+
+  Mirrors `jax.numpy.polyfit`.
+  """
+  if w is None:
+    x, y = util.ensure_arraylike("polyfit", x, y)
+  else:
+    x, y, w = util.ensure_arraylike("polyfit", x, y, w)
+  deg = operator.index(util.concrete_or_error(deg, "deg must be int"))
+  if deg < 0:
+    raise ValueError("expected deg >= 0")
+  if x.ndim != 1:
+    raise TypeError("expected 1D vector for x")
+  if x.size == 0:
+    raise TypeError("expected non-empty vector for x")
+  if y.ndim < 1 or y.ndim > 2:
+    raise TypeError("expected 1D or 2D array for y")
+  if x.shape[0] != y.shape[0]:
+    raise TypeError("expected x and y to have same length")
+  if rcond is None:
+    rcond = len(x) * float(np.finfo(dtypes.to_inexact_dtype(x.dtype)).eps)
+  rcond = float(util.concrete_or_error(rcond, "rcond must be float"))
+  return _polyfit(x, y, w, deg=deg, rcond=rcond, full=bool(full), cov=cov)
+
+
+@jit(static_argnames=("deg", "rcond", "full", "cov"))
+def _polyfit(x, y, w, *, deg, rcond, full, cov):
+  from xjax import numpy as jnp  # noqa: PLC0415
+  order = deg + 1
+  lhs = jnp.vander(x, order)
+  rhs = y
+  if w is not None:
+    (w,) = util.promote_dtypes_inexact(w)
+    if w.ndim != 1:
+      raise TypeError("expected a 1-d array for weights")
+    if w.shape[0] != y.shape[0]:
+      raise TypeError("expected w and y to have the same length")
+    lhs = lhs * w[:, None]
+    rhs = rhs * (w[:, None] if rhs.ndim == 2 else w)
+  scale = jnp.sqrt((lhs * lhs).sum(axis=0))
+  lhs = lhs / scale[None, :]
+  c, resids, rank, s = jnp.linalg.lstsq(lhs, rhs, rcond)
+  c = (c.T / scale[None, :]).T if c.ndim > 1 else c / scale
+  if full:
+    return c, resids, rank, s, jnp.asarray(rcond)
+  if cov:
+    vbase = jnp.linalg.inv(jnp.dot(lhs.T, lhs)) / jnp.outer(scale, scale)
+    if cov == "unscaled":
+      fac = jnp.array(1.0)
+    else:
+      if len(x) <= order:
+        raise ValueError("the number of data points must exceed order to scale the "
+                         "covariance matrix")
+      fac = resids / (len(x) - order)
+    if y.ndim == 1:
+      return c, vbase * jnp.atleast_1d(fac)[None]
+    return c, vbase[:, :, None] * jnp.atleast_1d(fac)[None, None, :]
+  return c

@@ -358,7 +358,7 @@ def _cond_batch(axis_data, args, dims, *, branches, **params):
     all_batched = [True] * len(ops)
     results = []
     for i, branch in enumerate(branches):
-      taken = eq(index, i)
+      taken = eq(index, np.array(i, core.get_aval(index).dtype))
       guarded = [_bcast_select_n(taken, stop_gradient(x), x) for x in ops]
       batched = batching.batch_jaxpr(branch, axis_data, all_batched, True)[0]
       results.append(core.jaxpr_as_fun(batched)(*guarded))
