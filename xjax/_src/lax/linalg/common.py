@@ -87,8 +87,40 @@ def batch_at_front(prim, axis_data, args, dims, **params):
   return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
 
 
+INEXACT = (frozenset(dtypes._float_dtypes) | frozenset(dtypes._complex_dtypes),
+           "floating, complexfloating")
+INT32 = (frozenset({np.dtype(np.int32)}), "int32")
+
+
+def with_dtype_check(prim: core.Primitive, allowed) -> core.Primitive:
+  """Checks operand dtypes before `prim`'s abstract eval, with JAX's linalg message
+  (which names the position even for one operand). `allowed`: one
+  ``(dtypes, words)`` pair per operand."""
+  inner = prim.abstract_eval
+
+  def abstract_eval(*avals, **params):
+    for i, ((accepted, words), aval) in enumerate(zip(allowed, avals)):
+      if aval.dtype not in accepted:
+        raise TypeError(f"{prim.name} does not accept dtype {aval.dtype.name} at position "
+                        f"{i}. Accepted dtypes at position {i} are subtypes of {words}.")
+    return inner(*avals, **params)
+
+  prim.def_abstract_eval(abstract_eval)
+  return prim
+
+
 # ----------------------------------------------------------------------------
 # Matrix helpers in lax ops
+
+
+def eye(dtype, shape):
+  """A (possibly rectangular) identity matrix of `shape`, as JAX's ``lax._eye``."""
+  rows = ew.add(structural.broadcasted_iota(np.int32, shape, 0),
+                structural.full((), 0, np.int32))
+  cols = structural.broadcasted_iota(np.int32, shape, 1)
+  return ew.convert_element_type(ew.eq(rows, cols), dtype)
+
+
 
 
 def T(x):

@@ -32,7 +32,8 @@ from xjax._src.lax.dot import Precision
 from xjax._src.lax.linalg.common import (H, T, char_attr, eye_like, info_ok_or_nan, lapack_call,
                                          linalg_primitive)
 from xjax._src.lax.linalg.eigh import INEXACT, diagonal, matmul, row_minus_column
-from xjax._src.lax.linalg.lu import lu, lu_solve, with_dtype_check
+from xjax._src.lax.linalg.common import with_dtype_check
+from xjax._src.lax.linalg.lu import lu, lu_solve
 from xjax._src.vmap import vmap
 
 

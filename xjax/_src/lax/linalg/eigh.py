@@ -27,7 +27,7 @@ from xjax._src.lax import structural
 from xjax._src.lax.dot import Precision
 from xjax._src.lax.linalg.common import (H, char_attr, eye_like, info_ok_or_nan, lapack_call,
                                          linalg_primitive, symmetrize)
-from xjax._src.lax.linalg.lu import with_dtype_check
+from xjax._src.lax.linalg.common import with_dtype_check
 
 
 # JAX's dtype error for these primitives names the operand's position.

@@ -30,39 +30,10 @@ from xjax._src.lax import sorting
 from xjax._src.lax import structural
 from xjax._src.lax.control_flow.loops import fori_loop
 from xjax._src.lax.dot import Precision
-from xjax._src.lax.linalg.common import lapack_call, linalg_primitive, tril, triu
+from xjax._src.lax.linalg.common import (INEXACT, INT32, eye, lapack_call, linalg_primitive, tril,
+                                         triu, with_dtype_check)
 from xjax._src.lax.linalg.triangular_solve import triangular_solve
 from xjax._src.vmap import vmap
-
-_INEXACT = (frozenset(dtypes._float_dtypes) | frozenset(dtypes._complex_dtypes),
-            "floating, complexfloating")
-_INT32 = (frozenset({np.dtype(np.int32)}), "int32")
-
-
-def with_dtype_check(prim: core.Primitive, allowed) -> core.Primitive:
-  """Checks operand dtypes before `prim`'s abstract eval, with JAX's linalg message
-  (which names the position even for one operand). `allowed`: one
-  ``(dtypes, words)`` pair per operand."""
-  inner = prim.abstract_eval
-
-  def abstract_eval(*avals, **params):
-    for i, ((accepted, words), aval) in enumerate(zip(allowed, avals)):
-      if aval.dtype not in accepted:
-        raise TypeError(f"{prim.name} does not accept dtype {aval.dtype.name} at position "
-                        f"{i}. Accepted dtypes at position {i} are subtypes of {words}.")
-    return inner(*avals, **params)
-
-  prim.def_abstract_eval(abstract_eval)
-  return prim
-
-
-def eye(dtype, shape):
-  """A (possibly rectangular) identity matrix of `shape`, as JAX's ``lax._eye``."""
-  rows = ew.add(structural.broadcasted_iota(np.int32, shape, 0),
-                structural.full((), 0, np.int32))
-  cols = structural.broadcasted_iota(np.int32, shape, 1)
-  return ew.convert_element_type(ew.eq(rows, cols), dtype)
-
 
 def take_rows(x, idx):
   """``x[idx, :]`` for a 2-D `x` and 1-D integer `idx` (negative indices wrap), the
@@ -193,7 +164,7 @@ def _lu_lowering(ctx, x):
 lu_p = with_dtype_check(
     linalg_primitive("lu", (2,), _lu_shape_rule, _lu_lowering, dtype_rule=_lu_dtype_rule,
                      multiple_results=True),
-    [_INEXACT])
+    [INEXACT])
 lu_p.def_jvp(_lu_jvp)
 
 
@@ -272,7 +243,7 @@ lu_pivots_to_permutation_p = with_dtype_check(
     linalg_primitive("lu_pivots_to_permutation", (1,), _pivots_to_permutation_shape_rule,
                      lowering.lower_fun(_pivots_to_permutation, multiple_results=False),
                      kinds=("int",)),
-    [_INT32])
+    [INT32])
 ad.defjvp_zero(lu_pivots_to_permutation_p)
 
 

@@ -22,7 +22,8 @@ from xjax._src.lax import elementwise as ew
 from xjax._src.lax import slicing
 from xjax._src.lax import structural
 from xjax._src.lax.linalg.common import H, lapack_call, linalg_primitive, tril, triu
-from xjax._src.lax.linalg.lu import (_INEXACT, _INT32, eye, lu, lu_solve, with_dtype_check)
+from xjax._src.lax.linalg.common import INEXACT, INT32, eye, with_dtype_check
+from xjax._src.lax.linalg.lu import lu, lu_solve
 from xjax._src.lax.linalg.triangular_solve import triangular_solve
 
 
@@ -77,7 +78,7 @@ def _geqrf_lowering(ctx, a):
 geqrf_p = with_dtype_check(
     linalg_primitive("geqrf", (2,), _geqrf_shape_rule, _geqrf_lowering,
                      multiple_results=True),
-    [_INEXACT])
+    [INEXACT])
 
 
 # ----------------------------------------------------------------------------
@@ -129,7 +130,7 @@ geqp3_p = with_dtype_check(
     linalg_primitive("geqp3", (2, 1), _geqp3_shape_rule, _geqp3_lowering,
                      dtype_rule=_geqp3_dtype_rule, kinds=("inexact", "int"),
                      multiple_results=True),
-    [_INEXACT, _INT32])
+    [INEXACT, INT32])
 
 
 # ----------------------------------------------------------------------------
@@ -179,7 +180,7 @@ householder_product_p = with_dtype_check(
     linalg_primitive("householder_product", (2, 1), _householder_product_shape_rule,
                      _householder_product_lowering,
                      dtype_rule=_same_dtypes("householder_product")),
-    [_INEXACT, _INEXACT])
+    [INEXACT, INEXACT])
 
 
 # ----------------------------------------------------------------------------
@@ -235,7 +236,7 @@ def _ormqr_lowering(ctx, a, taus, c, *, left, transpose):
 ormqr_p = with_dtype_check(
     linalg_primitive("ormqr", (2, 1, 2), _ormqr_shape_rule, _ormqr_lowering,
                      dtype_rule=_same_dtypes("ormqr")),
-    [_INEXACT, _INEXACT, _INEXACT])
+    [INEXACT, INEXACT, INEXACT])
 
 
 # ----------------------------------------------------------------------------
@@ -415,5 +416,5 @@ qr_p = with_dtype_check(
     linalg_primitive("qr", (2,), _qr_shape_rule,
                      lowering.lower_fun(_qr_via_householder, multiple_results=True),
                      dtype_rule=_qr_dtype_rule, multiple_results=True),
-    [_INEXACT])
+    [INEXACT])
 qr_p.def_jvp(_qr_jvp)
