@@ -122,6 +122,7 @@ GAPS = {
         **dict.fromkeys(("schur", "hessenberg", "tridiagonal", "symmetric_product",
                          "cholesky_update", "geqrf", "geqp3", "householder_product", "ormqr"),
                         "JAX 0.10.2 defines no JVP rule for it either"),
+        "select_and_scatter": "JAX 0.10.2 defines no JVP rule for it either",
     },
     "batch": {
         "iota": "no operands: no batch trace ever hands it a batched one",
@@ -141,6 +142,8 @@ GAPS = {
         "scatter-mul": _COMBINER,
         "scatter-min": _COMBINER,
         "scatter-max": _COMBINER,
+        "reduce_window": _COMBINER,
+        "select_and_scatter": _COMBINER,
     },
 }
 
@@ -172,6 +175,10 @@ NO_SPEC = {
     **dict.fromkeys(("schur", "hessenberg", "tridiagonal", "tridiagonal_solve",
                      "symmetric_product", "cholesky_update"), "linalg/test_lax_schur_tridiag.py"),
     "fft": "fft/test_lax_fft.py",
+    "conv_general_dilated": "lax/test_convolution.py",
+    **dict.fromkeys(("reduce_window", "reduce_window_sum", "reduce_window_max",
+                     "reduce_window_min", "select_and_scatter", "select_and_scatter_add",
+                     "select_and_gather_add"), "lax/test_windowed_reductions.py"),
 }
 
 

@@ -211,3 +211,24 @@ from xjax._src.device_put import device_put_p as device_put_p
 from xjax.lax import linalg as linalg
 # --- FFT (issue 14) ---
 from xjax._src.lax.fft import FftType as FftType, fft as fft, fft_p as fft_p
+# --- convolutions (issue 15) ---
+from xjax._src.lax.convolution import (
+    ConvDimensionNumbers as ConvDimensionNumbers,
+    ConvGeneralDilatedDimensionNumbers as ConvGeneralDilatedDimensionNumbers,
+    conv as conv, conv_dimension_numbers as conv_dimension_numbers,
+    conv_general_dilated as conv_general_dilated, conv_general_dilated_p as conv_general_dilated_p,
+    conv_general_dilated_local as conv_general_dilated_local,
+    conv_general_dilated_patches as conv_general_dilated_patches,
+    conv_general_permutations as conv_general_permutations,
+    conv_general_shape_tuple as conv_general_shape_tuple, conv_shape_tuple as conv_shape_tuple,
+    conv_transpose as conv_transpose, conv_transpose_shape_tuple as conv_transpose_shape_tuple,
+    conv_with_general_padding as conv_with_general_padding,
+)
+# --- windowed reductions (issue 15) ---
+from xjax._src.lax.windowed_reductions import (
+    reduce_window as reduce_window, reduce_window_max_p as reduce_window_max_p,
+    reduce_window_min_p as reduce_window_min_p, reduce_window_p as reduce_window_p,
+    reduce_window_shape_tuple as reduce_window_shape_tuple,
+    reduce_window_sum_p as reduce_window_sum_p, select_and_gather_add_p as select_and_gather_add_p,
+    select_and_scatter_add_p as select_and_scatter_add_p, select_and_scatter_p as select_and_scatter_p,
+)
