@@ -532,3 +532,47 @@ def test_polyfit_errors():
     jnp.polyfit(np.ones(3), np.ones(4), 1)
   with pytest.raises(ValueError, match="the number of data points must exceed order"):
     jnp.polyfit(np.arange(2.), np.ones(2), 1, cov=True)
+
+
+JAX_CONVOLVE_JAXPR = '''
+{ lambda ; a:f32[5] b:f32[3]. let
+    c:f32[7] = jit[
+      name=convolve
+      jaxpr={ lambda ; a:f32[5] b:f32[3]. let
+          c:f32[7] = jit[
+            name=_conv
+            jaxpr={ lambda ; a:f32[5] b:f32[3]. let
+                d:f32[3] = jit[
+                  name=_flip
+                  jaxpr={ lambda ; b:f32[3]. let
+                      d:f32[3] = rev[dimensions=(0,)] b
+                    in (d,) }
+                ] b
+                e:f32[1,1,5] = broadcast_in_dim[broadcast_dimensions=(2,)] a
+                f:f32[1,1,3] = broadcast_in_dim[broadcast_dimensions=(2,)] d
+                g:f32[1,1,7] = conv_general_dilated[
+                  batch_group_count=1
+                  dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2), rhs_spec=(0, 1, 2), out_spec=(0, 1, 2))
+                  feature_group_count=1
+                  lhs_dilation=(1,)
+                  out_sharding=None
+                  padding=((2, 2),)
+                  precision=None
+                  preferred_element_type=None
+                  rhs_dilation=(1,)
+                  window_strides=(1,)
+                ] e f
+                c:f32[7] = squeeze[dimensions=(0, 1)] g
+              in (c,) }
+          ] a b
+        in (c,) }
+    ] a b
+  in (c,) }
+'''.strip("\n")
+
+
+def test_convolve_is_one_convolution_printed_as_jax():
+  # Recorded from JAX 0.10.2: jnp.convolve lowers to one conv_general_dilated.
+  out = xjax.make_jaxpr(lambda a, b: jnp.convolve(a, b))(np.ones(5, np.float32),
+                                                         np.ones(3, np.float32))
+  assert str(out) == JAX_CONVOLVE_JAXPR

@@ -15,8 +15,7 @@ import numpy as np
 
 from xjax._src import dtypes
 from xjax._src.jit import jit
-from xjax._src.lax import dot as lax_dot
-from xjax._src.lax import slicing as lax_slicing
+from xjax._src.lax.convolution import conv_general_dilated
 from xjax._src.lax import structural as lax_structural
 from xjax._src.lax.control_flow.scan import scan
 from xjax._src.numpy import creation, lax_numpy, ufuncs
@@ -26,22 +25,7 @@ from xjax._src.numpy import util
 # convolve and correlate
 
 
-def _correlate_valid(x, y, pad_lo: int, pad_hi: int, precision, preferred_element_type):
-  """out[n] = sum_k xp[n + k] * y[k], where xp is x with pad_lo/pad_hi zeros at its ends."""
-  # TODO: move to lax.conv_general_dilated once xjax has it (JAX lowers this to one convolution).
-  x = lax_structural.pad(x, util.const_like(x, 0), ((pad_lo, pad_hi, 0),))
-  width = util.shape(y)[0]
-  num_out = util.shape(x)[0] - width + 1
-  # windows[n] = xp[n : n + width], one gather of every sliding window
-  windows = lax_slicing.gather(
-      x, np.arange(num_out, dtype=np.int32)[:, None],
-      lax_slicing.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(),
-                                         start_index_map=(0,)),
-      (width,), mode=lax_slicing.GatherScatterMode.PROMISE_IN_BOUNDS)
-  return lax_dot.dot_general(windows, y, (((1,), (0,)), ((), ())), precision=precision,
-                             preferred_element_type=preferred_element_type)
-
-
+@jit(static_argnums=(2, 3, 4, 5))
 def _conv(x, y, mode: str, op: str, precision, preferred_element_type):
   if util.ndim(x) != 1 or util.ndim(y) != 1:
     raise ValueError(f"{op}() only support 1-dimensional inputs.")
@@ -71,8 +55,10 @@ def _conv(x, y, mode: str, op: str, precision, preferred_element_type):
     pad = (n - 1, n - 1)
   else:
     raise ValueError("mode must be one of ['full', 'same', 'valid']")
-  out = _correlate_valid(x, y, *pad, precision, preferred_element_type)
-  return lax_numpy.flip(out) if reverse_out else out
+  # One 1-D convolution (a correlation in lax's sense) with batch and feature dims of 1.
+  out = conv_general_dilated(x[None, None, :], y[None, None, :], (1,), [pad],
+                             precision=precision, preferred_element_type=preferred_element_type)
+  return out[0, 0, ::-1] if reverse_out else out[0, 0]
 
 
 @jit(static_argnames=("mode", "precision", "preferred_element_type"))
