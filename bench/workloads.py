@@ -3,7 +3,7 @@
 Prints one JSON object: workload name -> seconds per call (the runner takes
 medians across processes). GROUP is `core` (default: dispatch, tracing,
 training steps, control flow), `linalg` (factorizations, FFT, a Gaussian
-process) or `rss` (the memory workload alone: 200 MLP training steps in a
+process), `nn` (a CNN and a transformer block) or `rss` (the memory workload alone: 200 MLP training steps in a
 fresh process, reporting the peak resident set in bytes, under a name
 ending in "(peak RSS)").
 """
@@ -256,6 +256,58 @@ def linalg_main(lib):
   print(json.dumps(results))
 
 
+def nn_main(lib):
+  """Training steps of a small CNN and of a transformer block (forward + backward, jitted)."""
+  jax, jnp = _import(lib)
+  lax = jax.lax
+  rng = np.random.default_rng(3)
+  results = {}
+
+  def he(shape, fan_in):
+    return jnp.asarray((rng.normal(size=shape) * np.sqrt(2.0 / fan_in)).astype(np.float32))
+
+  # The CNN of examples/cnn_digits.py on a batch of 128 8x8 images.
+  cnn = {"c1": he((3, 3, 1, 16), 9), "c2": he((3, 3, 16, 32), 144), "d": he((512, 128), 512),
+         "o": he((128, 10), 128)}
+  images = jnp.asarray(rng.uniform(size=(128, 8, 8, 1)).astype(np.float32))
+  labels = jnp.asarray(rng.integers(0, 10, size=128).astype(np.int32))
+
+  def cnn_loss(p, x, y):
+    dn = ("NHWC", "HWIO", "NHWC")
+    x = jax.nn.relu(lax.conv_general_dilated(x, p["c1"], (1, 1), "SAME", dimension_numbers=dn))
+    x = jax.nn.relu(lax.conv_general_dilated(x, p["c2"], (1, 1), "SAME", dimension_numbers=dn))
+    x = lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    x = jax.nn.relu(x.reshape(x.shape[0], -1) @ p["d"]) @ p["o"]
+    return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(x), y[:, None], axis=1))
+
+  cnn_step = jax.jit(jax.value_and_grad(cnn_loss))
+  results["CNN fwd+bwd, batch 128 of 8x8"] = _timeit(
+      lambda: cnn_step(cnn, images, labels)[0].block_until_ready(), 50)
+
+  # A transformer block: multi-head self-attention (8 heads of 32) and a 4x MLP, pre-norm.
+  seq, d, heads, batch = 128, 256, 8, 8
+  block = {"qkv": he((d, 3 * d), d), "proj": he((d, d), d), "up": he((d, 4 * d), d),
+           "down": he((4 * d, d), 4 * d)}
+  tokens = jnp.asarray(rng.normal(size=(batch, seq, d)).astype(np.float32))
+
+  def layer_norm(x):
+    mean = x.mean(-1, keepdims=True)
+    return (x - mean) * jax.lax.rsqrt(((x - mean) ** 2).mean(-1, keepdims=True) + 1e-5)
+
+  def block_loss(p, x):
+    q, k, v = jnp.split(layer_norm(x) @ p["qkv"], 3, axis=-1)
+    q, k, v = (t.reshape(batch, seq, heads, d // heads) for t in (q, k, v))
+    attn = jax.nn.dot_product_attention(q, k, v, is_causal=True).reshape(batch, seq, d)
+    x = x + attn @ p["proj"]
+    x = x + jax.nn.gelu(layer_norm(x) @ p["up"]) @ p["down"]
+    return jnp.mean(x ** 2)
+
+  block_step = jax.jit(jax.value_and_grad(block_loss))
+  results["transformer block fwd+bwd, seq 128, d 256, batch 8"] = _timeit(
+      lambda: block_step(block, tokens)[0].block_until_ready(), 20)
+  print(json.dumps(results))
+
+
 if __name__ == "__main__":
   group = sys.argv[2] if len(sys.argv) > 2 else "core"
-  {"core": main, "linalg": linalg_main, "rss": rss_main}[group](sys.argv[1])
+  {"core": main, "linalg": linalg_main, "nn": nn_main, "rss": rss_main}[group](sys.argv[1])

@@ -15,6 +15,12 @@ import jax.lax.linalg
 import jax.numpy
 import jax.numpy.fft
 import jax.numpy.linalg
+import jax.example_libraries.optimizers
+import jax.example_libraries.stax
+import jax.flatten_util
+import jax.image
+import jax.nn
+import jax.nn.initializers
 import jax.scipy.fft
 import jax.scipy.linalg
 
@@ -37,6 +43,12 @@ def main():
       "jax.numpy.fft": _public(jax.numpy.fft),
       "jax.scipy.linalg": _public(jax.scipy.linalg),
       "jax.scipy.fft": _public(jax.scipy.fft),
+      "jax.nn": _public(jax.nn),
+      "jax.nn.initializers": _public(jax.nn.initializers),
+      "jax.image": _public(jax.image),
+      "jax.example_libraries.stax": _public(jax.example_libraries.stax),
+      "jax.example_libraries.optimizers": _public(jax.example_libraries.optimizers),
+      "jax.flatten_util": _public(jax.flatten_util),
   }
   with open(OUT, "w") as f:
     json.dump(names, f, indent=1, sort_keys=True)

@@ -33,6 +33,7 @@ from xjax._src.custom_derivatives import (closure_convert as closure_convert,
 from xjax import core as core
 from xjax import dtypes as dtypes
 from xjax import errors as errors
+from xjax import image as image
 from xjax import lax as lax
 from xjax import nn as nn
 from xjax import numpy as numpy

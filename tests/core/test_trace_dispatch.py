@@ -48,7 +48,7 @@ def test_tracer_of_finished_trace_is_a_leak():
 
 def test_primitive_without_rule_names_the_rule():
   prim = core.Primitive("no_rules")
-  with pytest.raises(NotImplementedError, match="Abstract evaluation rule for 'no_rules' is not implemented"):
+  with pytest.raises(NotImplementedError, match="Abstract evaluation rule for 'no_rules' not implemented"):
     xjax.make_jaxpr(lambda x: prim.bind(x))(1.0)
 
 

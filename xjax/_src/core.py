@@ -339,8 +339,12 @@ class Primitive:
 
 
 def missing_rule(transformation: str, primitive: Primitive) -> NotImplementedError:
-  return NotImplementedError(
-      f"{transformation} rule for '{primitive.name}' is not implemented")
+  """JAX's error for a primitive without a rule: "Differentiation rule for 'zeta' not implemented"."""
+  if transformation == "Transpose":
+    transformation = "Transpose rule (for reverse-mode differentiation)"
+  else:
+    transformation = f"{transformation} rule"
+  return NotImplementedError(f"{transformation} for '{primitive.name}' not implemented")
 
 
 # ----------------------------------------------------------------------------

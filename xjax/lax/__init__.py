@@ -232,3 +232,14 @@ from xjax._src.lax.windowed_reductions import (
     reduce_window_sum_p as reduce_window_sum_p, select_and_gather_add_p as select_and_gather_add_p,
     select_and_scatter_add_p as select_and_scatter_add_p, select_and_scatter_p as select_and_scatter_p,
 )
+# --- special functions (issue 17) ---
+from xjax._src.lax.special import (
+    bessel_i0e as bessel_i0e, bessel_i0e_p as bessel_i0e_p,
+    bessel_i1e as bessel_i1e, bessel_i1e_p as bessel_i1e_p,
+    betainc as betainc, regularized_incomplete_beta_p as regularized_incomplete_beta_p,
+    igamma as igamma, igamma_p as igamma_p,
+    igammac as igammac, igammac_p as igammac_p,
+    igamma_grad_a as igamma_grad_a, igamma_grad_a_p as igamma_grad_a_p,
+    random_gamma_grad as random_gamma_grad,
+    zeta as zeta, zeta_p as zeta_p,
+)

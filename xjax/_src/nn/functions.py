@@ -1,15 +1,22 @@
 """Activation functions and friends (mirrors `jax.nn`), as compositions of jnp and lax."""
 from __future__ import annotations
 
+import dataclasses
 import math
+import warnings
+from typing import Any
 
 import numpy as np
 
 import xjax.numpy as jnp
 from xjax._src.custom_derivatives import custom_jvp
+from xjax._src import dtypes
 from xjax._src.jit import jit
+from xjax._src.lax.dot import dot_general
+from xjax._src.lax.scaled_dot import scaled_dot
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax.ad_util import stop_gradient
+from xjax._src.numpy.util import ensure_arraylike
 
 
 @custom_jvp
@@ -145,27 +152,35 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
   return out
 
 
-def softmax(x, axis=-1, where=None, initial=None):
-  """exp(x) / sum(exp(x)) over `axis`, computed stably (mirrors `jax.nn.softmax`)."""
-  x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True) if where is not None \
-      else jnp.max(x, axis, keepdims=True)
-  unnormalized = jnp.exp(x - stop_gradient(x_max))
+def softmax(x, axis=-1, where=None):
+  """exp(x) / sum(exp(x)) over `axis` (an int, tuple or None), computed stably.
+
+  `where` (boolean, broadcastable to `x`) restricts the sum to its True
+  entries; the output is 0 elsewhere. The maximum subtracted for stability
+  carries no gradient. Mirrors `jax.nn.softmax`.
+  """
+  x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
+  x_safe = x if where is None else jnp.where(where, x, -np.inf)
+  unnormalized = jnp.exp(x_safe - stop_gradient(x_max))
+  result = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
   if where is not None:
-    unnormalized = jnp.where(where, unnormalized, 0.)
-  return unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
+    result = jnp.where(where, result, 0)
+  return result
 
 
-def log_softmax(x, axis=-1, where=None, initial=None):
-  """x - logsumexp(x) over `axis`, computed stably (mirrors `jax.nn.log_softmax`)."""
-  x_max = jnp.max(x, axis, where=where, initial=-jnp.inf, keepdims=True) if where is not None \
-      else jnp.max(x, axis, keepdims=True)
-  shifted = x - stop_gradient(x_max)
-  exp_shifted = jnp.exp(shifted)
+@jit(static_argnames=("axis",))
+def log_softmax(x, axis=-1, where=None):
+  """x - logsumexp(x) over `axis`, computed stably; -inf where `where` is False.
+
+  Mirrors `jax.nn.log_softmax`.
+  """
+  x = ensure_arraylike("log_softmax", x)
+  x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
+  x_safe = x if where is None else jnp.where(where, x, -np.inf)
+  shifted = x_safe - stop_gradient(x_max)
+  result = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis, where=where, keepdims=True))
   if where is not None:
-    exp_shifted = jnp.where(where, exp_shifted, 0.)
-  result = shifted - jnp.log(jnp.sum(exp_shifted, axis, where=where, keepdims=True))
-  if where is not None:
-    return jnp.where(where, result, -jnp.inf)
+    return jnp.where(where, result, -np.inf)
   return result
 
 
@@ -193,3 +208,181 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
   classes = jnp.reshape(jnp.arange(num_classes, dtype=x.dtype if jnp.issubdtype(x.dtype, jnp.integer)
                                    else jnp.int32), shape)
   return jnp.asarray(expanded == classes, dtype=dtype)
+
+
+@jit
+def identity(x):
+  """Returns `x` unchanged, as an array (mirrors `jax.nn.identity`).
+
+  Raises:
+    TypeError: `x` is not an array or scalar (a list, say).
+  """
+  return ensure_arraylike("identity", x)
+
+
+@jit
+def sparse_plus(x):
+  """0 for x <= -1, (x + 1)**2 / 4 for -1 < x < 1, x for x >= 1 (mirrors `jax.nn.sparse_plus`).
+
+  A smooth, convex, monotone twin of softplus that is exactly 0 below -1 and
+  exactly x above 1. Returns an array of `x`'s shape.
+  """
+  x = ensure_arraylike("sparse_plus", x)
+  return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+@jit
+def sparse_sigmoid(x):
+  """clip((x + 1) / 2, 0, 1), the derivative of `sparse_plus` (mirrors `jax.nn.sparse_sigmoid`)."""
+  return 0.5 * jnp.clip(x + 1.0, 0.0, 2.0)
+
+
+@jit
+def mish(x):
+  """x * tanh(softplus(x)) (mirrors `jax.nn.mish`)."""
+  x = ensure_arraylike("mish", x)
+  return x * jnp.tanh(softplus(x))
+
+
+@jit(static_argnames=("axis", "keepdims"))
+def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
+  """log(mean(exp(x))) over `axis`: logsumexp(x) - log(n), computed stably.
+
+  Args:
+    x: an array.
+    axis: an int, a tuple of ints or None (all axes).
+    where: an optional boolean array broadcastable to `x`; only its True
+      entries count, and n is their number.
+    keepdims: keep the reduced axes with size 1.
+
+  Mirrors `jax.nn.logmeanexp`.
+  """
+  lse = logsumexp(x, axis=axis, where=where, keepdims=keepdims)
+  x = jnp.asarray(x)
+  if where is None:
+    axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+    count = jnp.asarray(math.prod(x.shape[a] for a in axes), lse.dtype)
+  else:
+    count = jnp.sum(jnp.broadcast_to(where, x.shape), axis=axis, keepdims=keepdims,
+                    dtype=lse.dtype)
+  return lse - jnp.log(count)
+
+
+@custom_jvp
+@jit
+def log1mexp(x):
+  """log(1 - exp(-x)) for x >= 0, computed stably; NaN for x < 0.
+
+  Uses log(-expm1(-x)) below log(2) and log1p(-exp(-x)) above it (Mächler's
+  recipe). The derivative is 1 / expm1(x). Mirrors `jax.nn.log1mexp`.
+  """
+  x = ensure_arraylike("log1mexp", x)
+  c = jnp.log(2.0)
+  return jnp.where(x < c, jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+
+
+log1mexp.defjvps(lambda g, ans, x: g / jnp.expm1(x))
+
+
+def scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=np.float32):
+  """Block-scaled batched matmul: einsum("BMK,BNK->BMN", lhs * ls, rhs * rs).
+
+  ``ls`` is `lhs_scales` with each element repeated over a block of
+  ``K // lhs_scales.shape[-1]`` consecutive elements of the last (contracting)
+  axis, and likewise ``rs``. Computed by `xjax.lax.scaled_dot` (operands and
+  scales rounded to bfloat16 before multiplying), which is what JAX lowers
+  this to on ROCm; JAX on CPU has no lowering and raises instead.
+
+  Args:
+    lhs: [B, M, K], typically float8_e4m3fn / float8_e5m2.
+    rhs: [B, N, K].
+    lhs_scales: [B, M, K_a] with K a multiple (at least 2) of K_a.
+    rhs_scales: [B, N, K_b], with K_b == K_a.
+    preferred_element_type: the result dtype (default float32).
+
+  Returns:
+    An array [B, M, N] of `preferred_element_type`.
+
+  Raises:
+    ValueError: operands not all 3-D, or batch / contracting / free sizes that
+      do not match (JAX's messages).
+
+  Mirrors `jax.nn.scaled_matmul`.
+  """
+  if not all(x.ndim == 3 for x in (lhs, rhs, lhs_scales, rhs_scales)):
+    raise ValueError("scaled_matmul requires all inputs to be 3-dimensional arrays")
+  (B_a, M_a, K_a), (B_b, N_b, K_b) = lhs.shape, rhs.shape
+  if K_a != K_b or B_a != B_b:
+    raise ValueError("scaled_matmul requires inputs a and b to have matching batch (B) and "
+                     f"contract (K) dimensions, but got shapes {lhs.shape} and {rhs.shape}")
+  (B_as, M_as, K_as), (B_bs, N_bs, K_bs) = lhs_scales.shape, rhs_scales.shape
+  if K_as != K_bs or B_as != B_bs:
+    raise ValueError("scaled_matmul requires scales to have matching batch (B) and contract "
+                     f"(K) dimensions, but got shapes {lhs_scales.shape} and "
+                     f"{rhs_scales.shape}")
+  if M_as != M_a or N_bs != N_b:
+    raise ValueError("scaled_matmul requires scales to match non-contract dimensions of "
+                     f"inputs, but got shapes a: {lhs.shape}, b: {rhs.shape}, a_scales: "
+                     f"{lhs_scales.shape}, b_scales: {rhs_scales.shape}")
+  preferred_element_type = dtypes.check_user_dtype_supported(preferred_element_type,
+                                                             "scaled_matmul")
+  return scaled_dot(lhs, rhs, lhs_scale=lhs_scales, rhs_scale=rhs_scales,
+                    dimension_numbers=(((2,), (2,)), ((0,), (0,))),
+                    preferred_element_type=preferred_element_type)
+
+
+@dataclasses.dataclass
+class BlockScaleConfig:
+  """How `scaled_dot_general` quantizes one operand (mirrors JAX's `BlockScaleConfig`)."""
+  mode: str
+  block_size: int
+  data_type: Any
+  scale_type: Any
+  global_scale: Any
+  infer_only: bool
+
+
+def get_scaled_dot_general_config(mode, global_scale=None):
+  """The quantization config for `scaled_dot_general` of a microscaling `mode`.
+
+  "mxfp8": float8_e4m3fn data, float8_e8m0fnu scales per 32 elements.
+  "nvfp4": float4_e2m1fn data, float8_e4m3fn scales per 16 elements, and a
+  float32 `global_scale` (default ones((1,))).
+
+  Raises:
+    ValueError: another mode. Mirrors `jax.nn.get_scaled_dot_general_config`.
+  """
+  if mode == "nvfp4":
+    return BlockScaleConfig(
+        mode="nvfp4", block_size=16, data_type=dtypes.float4_e2m1fn,
+        scale_type=dtypes.float8_e4m3fn, infer_only=False,
+        global_scale=jnp.ones((1,), np.float32) if global_scale is None else global_scale)
+  if mode == "mxfp8":
+    return BlockScaleConfig(mode="mxfp8", block_size=32, data_type=dtypes.float8_e4m3fn,
+                            scale_type=dtypes.float8_e8m0fnu, global_scale=None,
+                            infer_only=False)
+  raise ValueError(f"Unsupported mode: {mode}")
+
+
+def scaled_dot_general(lhs, rhs, dimension_numbers, preferred_element_type=np.float32,
+                       configs=None, implementation=None):
+  """A dot_general with operands quantized block-wise per `configs`.
+
+  With ``configs=None`` this is ``lax.dot_general(lhs, rhs, dimension_numbers,
+  preferred_element_type=preferred_element_type)``, as in JAX. `implementation`
+  is ignored (a DeprecationWarning when given).
+
+  Raises:
+    NotImplementedError: `configs` given: the quantized path is a cuDNN
+      (Blackwell GPU) kernel, which JAX on CPU cannot lower either.
+
+  Mirrors `jax.nn.scaled_dot_general`.
+  """
+  if implementation is not None:
+    warnings.warn("Backend selector, now ignored. The system chooses the backend "
+                  "automatically.", DeprecationWarning)
+  if configs is None:
+    return dot_general(lhs, rhs, dimension_numbers,
+                       preferred_element_type=preferred_element_type)
+  raise NotImplementedError("scaled_dot_general with quantization configs needs the cuDNN "
+                            "scaled_matmul kernel, which xjax (like JAX on CPU) cannot lower")
