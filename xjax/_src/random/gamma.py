@@ -4,8 +4,8 @@
   rejection method ("A simple method for generating gamma variables", 2000),
   one `while_loop` per element, vmapped, as JAX lowers it. Its key operand is
   raw key data, like the primitives of prng.py. Its derivative with respect
-  to `a` (JAX's implicit reparameterization through `random_gamma_grad`) is
-  not built: differentiating it raises.
+  to `a` is JAX's implicit reparameterization through `lax.random_gamma_grad`,
+  so gamma and the samplers below differentiate in their shape parameters.
 * loggamma, beta, dirichlet, chisquare, t, generalized_normal and ball are
   transforms of gamma samples.
 * poisson: Knuth's product-of-uniforms method below lambda = 10, Hormann's
@@ -28,6 +28,8 @@ from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import structural as lax_st
 from xjax._src.lax.control_flow.loops import while_loop
+from xjax._src.lax.control_flow.scan import map as scan_map
+from xjax._src.lax.special import random_gamma_grad
 from xjax._src.numpy.util import check_arraylike, promote_dtypes_inexact
 from xjax._src.random import prng
 from xjax._src.random.distributions import (_check_broadcast_shapes, _check_shape, _float_dtype,
@@ -109,13 +111,34 @@ def _random_gamma_batch(axis_data, args, dims, **params):
   return random_gamma_p.bind(keys, a, **params), 0
 
 
+def _gamma_grad(sample, a, *, log_space):
+  """d sample / d a at fixed uniform draws: implicit reparameterization (Figurnov et al.
+  2018), ``-(dP/da) / (dP/dx)`` through `lax.random_gamma_grad`, per element.
+
+  In log space, d log(x) = dx / x, with x = exp(log x) kept off zero.
+  """
+  size = int(np.prod(np.shape(a)))
+  samples = lax_st.reshape(sample, (size,))
+  alphas = lax_st.reshape(a, (size,))
+  if log_space:
+    samples = lax.exp(samples)
+    tiny = lax_st.full_like(samples, np.finfo(samples.dtype).tiny)
+    samples = lax.select_n(lax.eq(samples, lax_st.full_like(samples, 0)), samples, tiny)
+    gamma_grad = lambda alpha, x: lax.div(random_gamma_grad(alpha, x), x)
+  else:
+    gamma_grad = random_gamma_grad
+  # JAX maps sequentially on CPU (one element's series at a time) and vmaps elsewhere.
+  grads = scan_map(lambda args: gamma_grad(*args), (alphas, samples))
+  return lax_st.reshape(grads, np.shape(a))
+
+
 def _random_gamma_jvp(primals, tangents, **params):
-  if type(tangents[1]) is not ad.Zero:
-    raise NotImplementedError(
-        "Differentiation rule for 'random_gamma' with respect to `a` is not implemented "
-        "(JAX's implicit reparameterization needs random_gamma_grad, not built in xjax)")
+  key, a = primals
   out = random_gamma_p.bind(*primals, **params)
-  return out, ad.Zero.from_primal_value(out)
+  a_dot = tangents[1]
+  if type(a_dot) is ad.Zero:
+    return out, ad.Zero.from_primal_value(out)
+  return out, lax.mul(a_dot, _gamma_grad(out, a, log_space=params["log_space"]))
 
 
 random_gamma_p = core.Primitive("random_gamma")
