@@ -23,6 +23,7 @@ import jax.nn
 import jax.nn.initializers
 import jax.scipy.fft
 import jax.scipy.linalg
+import jax.scipy.special
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests",
                    "golden", "jax_public_names.json")
@@ -49,6 +50,7 @@ def main():
       "jax.example_libraries.stax": _public(jax.example_libraries.stax),
       "jax.example_libraries.optimizers": _public(jax.example_libraries.optimizers),
       "jax.flatten_util": _public(jax.flatten_util),
+      "jax.scipy.special": _public(jax.scipy.special),
   }
   with open(OUT, "w") as f:
     json.dump(names, f, indent=1, sort_keys=True)

@@ -1,7 +1,7 @@
 """SciPy's API on xjax arrays (mirrors `jax.scipy`): submodules load on first use."""
 import importlib as _importlib
 
-_SUBMODULES = ("fft", "linalg")
+_SUBMODULES = ("fft", "linalg", "special")
 
 
 def __getattr__(name):

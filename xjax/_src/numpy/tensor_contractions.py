@@ -280,7 +280,7 @@ def _take_diagonals(x, spec):
   return x, spec
 
 
-@jit(static_argnames=("subscripts", "precision", "preferred_element_type"))
+@jit(static_argnames=("subscripts", "precision", "preferred_element_type"), inline=True)
 def _einsum(operands, subscripts, precision, preferred_element_type):
   out_dtype, weak = (dtypes.result_type(*operands, return_weak_type_flag=True)
                      if preferred_element_type is None else (preferred_element_type, False))
@@ -288,7 +288,7 @@ def _einsum(operands, subscripts, precision, preferred_element_type):
   specs, output = _parse_einsum(subscripts, [util.ndim(x) for x in operands])
   arrays = []
   for i, (x, spec) in enumerate(zip(operands, specs)):
-    x = lax.convert_element_type(x, out_dtype)
+    # Operands keep their dtypes: dot_general takes mixed ones, accumulating in out_dtype.
     x, spec = _take_diagonals(x, spec)
     # Letters seen nowhere else are summed out right away.
     others = set(output).union(*(set(s) for j, s in enumerate(specs) if j != i))
@@ -297,6 +297,9 @@ def _einsum(operands, subscripts, precision, preferred_element_type):
       x = lax_reductions.reduce_sum(x, tuple(lonely))
       spec = [c for c in spec if c in others]
     arrays.append((x, spec))
+  if len(arrays) == 2:
+    x, spec = _contract_two(arrays[1], arrays[0], output, precision, out_dtype)
+    return _finish_einsum(x, spec, output, out_dtype, weak)
   x, spec = arrays[0]
   for k, (y, yspec) in enumerate(arrays[1:], start=1):
     later = set(output).union(*(set(s) for _, s in arrays[k + 1:]))
@@ -307,6 +310,28 @@ def _einsum(operands, subscripts, precision, preferred_element_type):
             (tuple(spec.index(c) for c in batch), tuple(yspec.index(c) for c in batch)))
     x = lax_dot.dot_general(x, y, dims, precision=precision, preferred_element_type=out_dtype)
     spec = batch + [c for c in spec if c not in shared] + [c for c in yspec if c not in shared]
+  return _finish_einsum(x, spec, output, out_dtype, weak)
+
+
+def _contract_two(lhs, rhs, output, precision, out_dtype):
+  """One pairwise contraction the way JAX's einsum orders it: `lhs` is the second operand
+  (opt_einsum pops the higher index first); when batch + rhs's + lhs's free letters
+  already spell the output, the product is taken as (rhs, lhs) and needs no transpose."""
+  (x, xspec), (y, yspec) = lhs, rhs
+  shared = set(xspec) & set(yspec)
+  batch = [c for c in output if c in shared]
+  contract = sorted(c for c in shared if c not in batch)  # JAX sorts the contracted letters
+  x_free = [c for c in xspec if c not in shared]
+  y_free = [c for c in yspec if c not in shared]
+  if batch + y_free + x_free == list(output):
+    x, xspec, y, yspec, x_free, y_free = y, yspec, x, xspec, y_free, x_free
+  dims = ((tuple(xspec.index(c) for c in contract), tuple(yspec.index(c) for c in contract)),
+          (tuple(xspec.index(c) for c in batch), tuple(yspec.index(c) for c in batch)))
+  out = lax_dot.dot_general(x, y, dims, precision=precision, preferred_element_type=out_dtype)
+  return out, batch + x_free + y_free
+
+
+def _finish_einsum(x, spec, output, out_dtype, weak):
   missing = [c for c in output if c not in spec]
   if missing:
     raise ValueError(f"einsum: output subscript(s) {''.join(missing)} do not appear in the inputs")
