@@ -122,28 +122,8 @@ def main(argv=None):
   step = jax.jit(train_step)
   evaluate = jax.jit(accuracy)
 
-  if not 1 <= args.batch_size <= len(x_train):
-    raise SystemExit(f"--batch-size must be between 1 and {len(x_train)}, got {args.batch_size}")
-  steps_per_epoch = len(x_train) // args.batch_size
-  history = {"epoch": [], "loss": [], "train_accuracy": [], "test_accuracy": []}
-  for epoch in range(1, args.epochs + 1):
-    epoch_start = time.perf_counter()
-    key, shuffle_key = jax.random.split(key)
-    order = np.asarray(jax.random.permutation(shuffle_key, len(x_train)))
-    losses = []
-    for i in range(steps_per_epoch):
-      batch = order[i * args.batch_size:(i + 1) * args.batch_size]
-      params, opt_state, loss = step(params, opt_state, x_train[batch], y_train[batch], args.lr)
-      losses.append(loss)
-    history["epoch"].append(epoch)
-    history["loss"].append(float(np.mean(losses)))
-    for split, (xs, ys) in eval_sets.items():
-      history[f"{split}_accuracy"].append(float(evaluate(params, xs, ys)))
-    say(f"epoch {epoch:3d}  loss {history['loss'][-1]:.4f}  "
-        f"train accuracy {history['train_accuracy'][-1]:.4f}  "
-        f"test accuracy {history['test_accuracy'][-1]:.4f}  "
-        f"({time.perf_counter() - epoch_start:.2f} s)")
-
+  history = mlp_digits.fit(step, evaluate, params, opt_state, key, (x_train, y_train), eval_sets,
+                           args.epochs, args.batch_size, args.lr, say)
   seconds = time.perf_counter() - start
   test_accuracy = history["test_accuracy"][-1] if history["epoch"] else float("nan")
   print(f"final test accuracy {test_accuracy:.4f} ({args.backend}, seed {args.seed}, "

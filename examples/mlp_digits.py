@@ -112,7 +112,37 @@ def train_step(params, opt_state, xs, ys, lr):
   return params, opt_state, loss
 
 
-# The training loop.
+# The training loop (examples/cnn_digits.py uses it too).
+
+def fit(step, evaluate, params, opt_state, key, train, eval_sets, epochs, batch_size, lr, say):
+  """Runs `epochs` passes of jitted `step` over shuffled batches of `train`; returns the
+  per-epoch history (mean loss, and `evaluate`'s accuracy on each of `eval_sets`)."""
+  x_train, y_train = train
+  if not 1 <= batch_size <= len(x_train):
+    raise SystemExit(f"--batch-size must be between 1 and {len(x_train)}, got {batch_size}")
+  steps_per_epoch = len(x_train) // batch_size  # drop the ragged last batch: one shape, one compile
+  history = {"epoch": [], "loss": [], "train_accuracy": [], "test_accuracy": []}
+  for epoch in range(1, epochs + 1):
+    epoch_start = time.perf_counter()
+    key, shuffle_key = jax.random.split(key)
+    order = np.asarray(jax.random.permutation(shuffle_key, len(x_train)))
+    losses = []
+    for i in range(steps_per_epoch):
+      batch = order[i * batch_size:(i + 1) * batch_size]
+      params, opt_state, loss = step(params, opt_state, x_train[batch], y_train[batch], lr)
+      losses.append(loss)
+    history["epoch"].append(epoch)
+    history["loss"].append(float(np.mean(losses)))
+    for split, (xs, ys) in eval_sets.items():
+      history[f"{split}_accuracy"].append(float(evaluate(params, xs, ys)))
+    say(f"epoch {epoch:3d}  loss {history['loss'][-1]:.4f}  "
+        f"train accuracy {history['train_accuracy'][-1]:.4f}  "
+        f"test accuracy {history['test_accuracy'][-1]:.4f}  "
+        f"({time.perf_counter() - epoch_start:.2f} s)")
+  return history
+
+
+# Command line.
 
 def parse_args(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -151,28 +181,8 @@ def main(argv=None):
   step = jax.jit(train_step)
   evaluate = jax.jit(accuracy)
 
-  if not 1 <= args.batch_size <= len(x_train):
-    raise SystemExit(f"--batch-size must be between 1 and {len(x_train)}, got {args.batch_size}")
-  steps_per_epoch = len(x_train) // args.batch_size  # drop the ragged last batch: one shape, one compile
-  history = {"epoch": [], "loss": [], "train_accuracy": [], "test_accuracy": []}
-  for epoch in range(1, args.epochs + 1):
-    epoch_start = time.perf_counter()
-    key, shuffle_key = jax.random.split(key)
-    order = np.asarray(jax.random.permutation(shuffle_key, len(x_train)))
-    losses = []
-    for i in range(steps_per_epoch):
-      batch = order[i * args.batch_size:(i + 1) * args.batch_size]
-      params, opt_state, loss = step(params, opt_state, x_train[batch], y_train[batch], args.lr)
-      losses.append(loss)
-    history["epoch"].append(epoch)
-    history["loss"].append(float(np.mean(losses)))
-    for split, (xs, ys) in eval_sets.items():
-      history[f"{split}_accuracy"].append(float(evaluate(params, xs, ys)))
-    say(f"epoch {epoch:3d}  loss {history['loss'][-1]:.4f}  "
-        f"train accuracy {history['train_accuracy'][-1]:.4f}  "
-        f"test accuracy {history['test_accuracy'][-1]:.4f}  "
-        f"({time.perf_counter() - epoch_start:.2f} s)")
-
+  history = fit(step, evaluate, params, opt_state, key, (x_train, y_train), eval_sets,
+                args.epochs, args.batch_size, args.lr, say)
   seconds = time.perf_counter() - start
   test_accuracy = history["test_accuracy"][-1] if history["epoch"] else float("nan")
   print(f"final test accuracy {test_accuracy:.4f} ({args.backend}, seed {args.seed}, "

@@ -207,25 +207,26 @@ def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None
   Mirrors `jax.device_put`.
   """
   leaves, tree = tree_util.tree_flatten(x)
-  device_given_whole = backend.is_device(device) or isinstance(device, SingleDeviceSharding)
-  if device is None or device_given_whole:
-    targets = [_placement_device(device)] * len(leaves)
+  device_given_whole = device is None or backend.is_device(device) or isinstance(
+      device, SingleDeviceSharding)
+  if device_given_whole:
+    devices = [device] * len(leaves)
   else:
     errors_ = tree_util.prefix_errors(device, x, is_leaf=lambda v: v is None)
     if errors_:
       raise ValueError("device_put device specification must be a tree prefix of the "
                        "corresponding value; " + str(errors_[0]("device_put device")))
-    targets = [_placement_device(d) for d in
-               tree_util.broadcast_prefix(device, x, is_leaf=lambda v: v is None)]
+    devices = tree_util.broadcast_prefix(device, x, is_leaf=lambda v: v is None)
+  # Validates every placement (a bad one raises ValueError, traced or not).
+  targets = [_placement_device(device)] * len(leaves) if device_given_whole else [
+      _placement_device(d) for d in devices]
   semantics = device_put_module.copy_semantics(donate, may_alias)
   if core.trace_ctx.trace is not core.eval_trace:
     # Traced: one device_put equation for all leaves, with JAX's params.
-    devices = (device,) * len(leaves) if device is None or device_given_whole else tuple(
-        tree_util.broadcast_prefix(device, x, is_leaf=lambda v: v is None))
     srcs = tuple(src if src is not None else leaf.sharding if type(leaf) is Array else None
                  for leaf in leaves)
     out = device_put_module.device_put_p.bind(
-        *leaves, devices=devices, srcs=srcs, copy_semantics=(semantics,) * len(leaves))
+        *leaves, devices=tuple(devices), srcs=srcs, copy_semantics=(semantics,) * len(leaves))
     return tree_util.tree_unflatten(tree, out)
   out = []
   for leaf, target in zip(leaves, targets):

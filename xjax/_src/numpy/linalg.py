@@ -513,12 +513,16 @@ def _broadcasted_matvec(a, b):
                              precision=lax_dot.Precision.HIGHEST)
 
 
-def _lax_solve(a, b):
-  """Solves ``a x = b`` by one LU factorization, reused (via custom_linear_solve) for derivatives."""
+def _check_solve_shapes(a, b):
   if not (a.ndim >= 2 and b.ndim in (a.ndim, a.ndim - 1)
           and a.shape[-1] == a.shape[-2] == b.shape[a.ndim - 2]):
     raise ValueError("The arguments to solve must have shapes a=[..., m, m] and b=[..., m, k] "
                      f"or b=[..., m]; got a={a.shape} and b={b.shape}")
+
+
+def _lax_solve(a, b):
+  """Solves ``a x = b`` by one LU factorization, reused (by custom_linear_solve) in derivatives."""
+  _check_solve_shapes(a, b)
   # custom_linear_solve needs b's leading dims to be a's.
   out_shape = tuple(d_a if d_b == 1 else d_b for d_a, d_b in zip(a.shape[:-1] + (1,), b.shape))
   b = lax_structural.broadcast_in_dim(b, out_shape, tuple(range(b.ndim)))

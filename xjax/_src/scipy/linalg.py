@@ -492,28 +492,15 @@ def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bo
 # Linear solves
 
 
-def _broadcasted_matvec(a, x):
-  """``a @ x`` for ``(..., n, n)`` a and ``(..., n)`` x, batch dims broadcast."""
-  batch = jnp.broadcast_shapes(a.shape[:-2], x.shape[:-1])
-  a = jnp.broadcast_to(a, batch + a.shape[-2:])
-  x = jnp.broadcast_to(x, batch + x.shape[-1:])
-  dims = list(range(len(batch)))
-  return lax.dot_general(a, x, (([a.ndim - 1], [x.ndim - 1]), (dims, dims)),
-                         precision=lax.Precision.HIGHEST)
-
-
 @jit(static_argnames=("assume_a", "lower"))
 def _solve(a, b, assume_a: str, lower: bool):
   if assume_a != "pos":
     return jnp_linalg.solve(a, b)
   a, b = promote_dtypes_inexact(jnp.asarray(a), jnp.asarray(b))
-  if not (a.ndim >= 2 and b.ndim in (a.ndim, a.ndim - 1)
-          and a.shape[-1] == a.shape[-2] == b.shape[a.ndim - 2]):
-    raise ValueError("The arguments to solve must have shapes a=[..., m, m] and b=[..., m, k] "
-                     f"or b=[..., m]; got a={a.shape} and b={b.shape}")
+  jnp_linalg._check_solve_shapes(a, b)
   # One Cholesky factorization serves the solve and its derivatives.
   factors = cho_factor(lax.stop_gradient(a), lower=lower)
-  custom_solve = partial(lax.custom_linear_solve, lambda x: _broadcasted_matvec(a, x),
+  custom_solve = partial(lax.custom_linear_solve, lambda x: jnp_linalg._broadcasted_matvec(a, x),
                          solve=lambda _, x: cho_solve(factors, x), symmetric=True)
   if a.ndim == b.ndim + 1:
     return custom_solve(b)
