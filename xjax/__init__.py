@@ -27,10 +27,13 @@ from xjax._src.checkpoint import (checkpoint as checkpoint,
                                   checkpoint_policies as checkpoint_policies, remat as remat)
 from xjax._src.core import ShapedArray as ShapedArray
 from xjax._src.vmap import vmap as vmap
+from xjax._src.callback import pure_callback as pure_callback
+from xjax._src.api import effects_barrier as effects_barrier
 from xjax._src.custom_derivatives import (closure_convert as closure_convert,
                                           custom_jvp as custom_jvp, custom_vjp as custom_vjp)
 
 from xjax import core as core
+from xjax import debug as debug
 from xjax import dtypes as dtypes
 from xjax import errors as errors
 from xjax import image as image

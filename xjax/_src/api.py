@@ -21,6 +21,15 @@ from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 
 
+def effects_barrier():
+  """Waits until the side effects of the functions called so far have happened.
+
+  A compiled xjax call with side effects (callbacks, `debug.print`) returns
+  only once they have run, so there is never anything left to wait for.
+  Mirrors `jax.effects_barrier`.
+  """
+
+
 class ShapeDtypeStruct:
   """A shape, dtype and weak type standing in for an array (mirrors `jax.ShapeDtypeStruct`)."""
   __slots__ = ("shape", "dtype", "weak_type", "sharding")

@@ -129,11 +129,42 @@ def transfer_to_device(x: np.ndarray, device):
                                  [device], False, False, _COPY_DURING_CALL, True)
 
 
+_mlir_context = None
+_mlir_lock = threading.Lock()
+
+
+def _parse_module(mlir_text: str):
+  """`mlir_text` parsed in an MLIR context that knows StableHLO's dialects.
+
+  jaxlib takes host callbacks only with a parsed module. The context is made
+  once; parsing is serialized because an MLIR context is not thread-safe.
+  """
+  global _mlir_context
+  from jaxlib.mlir import ir
+  with _mlir_lock:
+    if _mlir_context is None:
+      from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+      from jaxlib.mlir.dialects import chlo, stablehlo
+      registry = ir.DialectRegistry()
+      _jax_mlir_ext.register_dialects(registry)
+      context = ir.Context()
+      context.append_dialect_registry(registry)
+      context.load_all_available_dialects()
+      stablehlo.register_dialect(context)
+      chlo.register_dialect(context)
+      _mlir_context = context
+    with _mlir_context:
+      return ir.Module.parse(mlir_text)
+
+
 def compile_module(mlir_text: str, device, host_callbacks=(), compiler_options=()):
   """Compiles StableHLO module text for one device.
 
-  `compiler_options` are (XLA option name, value) pairs, e.g.
-  ``(("xla_cpu_enable_fast_math", True),)``; an unknown name raises XLA's error.
+  `host_callbacks` are the Python functions the module's
+  ``xla_ffi_python_cpu_callback`` custom calls name by index; each takes and
+  returns NumPy arrays (a tuple of them). `compiler_options` are (XLA option
+  name, value) pairs, e.g. ``(("xla_cpu_enable_fast_math", True),)``; an
+  unknown name raises XLA's error.
   """
   options = xla_client.CompileOptions()
   if compiler_options:
@@ -142,7 +173,8 @@ def compile_module(mlir_text: str, device, host_callbacks=(), compiler_options=(
   options.device_assignment = xla_client.DeviceAssignment.create(np.array([[device.id]]))
   devices = xla_client.DeviceList((device,))
   if host_callbacks:
-    return client().compile_and_load(mlir_text, devices, options, list(host_callbacks))
+    return client().compile_and_load(_parse_module(mlir_text), devices, options,
+                                     list(host_callbacks))
   return client().compile_and_load(mlir_text, devices, options)
 
 
@@ -169,6 +201,19 @@ def execute(executable, buffers, handlers):
   result handlers avoid that and cost ~1 µs.)
   """
   return executable.execute_sharded(buffers).consume_with_handlers(handlers)
+
+
+def execute_and_wait(executable, buffers, handlers):
+  """Runs `executable` and waits until it has finished, host callbacks included.
+
+  For programs with side effects: their callbacks have all run when this
+  returns, so none is lost or reordered against the caller's own output.
+  """
+  results = executable.execute_sharded(buffers, with_tokens=True)
+  token = results.consume_token()
+  outs = results.consume_with_handlers(handlers)
+  token.block_until_ready()
+  return outs
 
 
 def to_numpy(buffer) -> np.ndarray:

@@ -296,7 +296,8 @@ class Primitive:
     self.partial_eval = None    # (trace, args, unknowns, **params) -> outs; None: staged whole
     self.pp_params = None       # params -> params as printed in jaxprs
     self.pp_eqn = None          # (eqn, PpContext) -> Doc, for a fully custom print rule
-    self.is_effectful = False
+    self.is_effectful = False   # kept by dead-code elimination even with no effects
+    self.effects = None         # (**params) -> frozenset of effects.Effect; None: none
     self.batch_always = False   # the batch rule runs even with no batched operand (collectives)
 
   def __repr__(self):
@@ -644,20 +645,45 @@ class JaxprEqn(NamedTuple):
     return self._replace(**kwargs)
 
 
-class Jaxpr:
-  """A staged program: constvars, invars, equations and outvars (mirrors `jax.core.Jaxpr`)."""
-  __slots__ = ("constvars", "invars", "outvars", "eqns", "effects", "debug_info")
+def eqn_effects(eqn: JaxprEqn) -> frozenset:
+  """The side effects of one equation: its primitive's, or those of the jaxprs it holds."""
+  rule = eqn.primitive.effects
+  if rule is not None:
+    return rule(**eqn.params)
+  out = frozenset()
+  for jaxpr in jaxprs_in_params(eqn.params):
+    out |= jaxpr.effects
+  return out
 
-  def __init__(self, constvars, invars, outvars, eqns, effects=frozenset(), debug_info=None):
+
+def is_live_regardless(eqn: JaxprEqn) -> bool:
+  """Whether dead-code elimination must keep `eqn` even when no output is used."""
+  return eqn.primitive.is_effectful or bool(eqn_effects(eqn))
+
+
+class Jaxpr:
+  """A staged program: constvars, invars, equations and outvars (mirrors `jax.core.Jaxpr`).
+
+  `effects` is the union of the equations' side effects (see `eqn_effects`).
+  """
+  __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info")
+
+  def __init__(self, constvars, invars, outvars, eqns, debug_info=None):
     self.constvars = list(constvars)
     self.invars = list(invars)
     self.outvars = list(outvars)
     self.eqns = list(eqns)
-    self.effects = effects
     self.debug_info = debug_info
 
   in_avals = property(lambda self: [v.aval for v in self.invars])
   out_avals = property(lambda self: [v.aval for v in self.outvars])
+
+  @property
+  def effects(self) -> frozenset:
+    out = frozenset()
+    for eqn in self.eqns:
+      out |= eqn_effects(eqn)
+    return out
 
   def replace(self, **kwargs) -> Jaxpr:
     fields = {k: getattr(self, k) for k in self.__slots__}

@@ -132,7 +132,7 @@ def device_put_value(x, device=None, weak_type=None, committed=None) -> Array:
 class Executable:
   """A compiled closed jaxpr: run it on device buffers, get Arrays back."""
   __slots__ = ("xla_executable", "in_avals", "out_avals", "device", "const_buffers", "text",
-               "_handlers", "_has_tokens")
+               "_handlers", "_has_tokens", "_execute")
 
   def __init__(self, xla_executable, closed_jaxpr: core.ClosedJaxpr, device, const_buffers,
                text):
@@ -150,12 +150,15 @@ class Executable:
                     for a in self.out_avals]
     self._handlers = (backend.result_handlers(buffer_avals, device, False),
                       backend.result_handlers(buffer_avals, device, True))
+    # A program with side effects returns once its callbacks have run: they
+    # happen in call order and none is lost when the caller raises or exits.
+    self._execute = (backend.execute_and_wait if closed_jaxpr.effects else backend.execute)
 
   def run(self, buffers, committed: bool) -> list[Array]:
     if self.const_buffers:
       buffers = [*self.const_buffers, *buffers]
     try:
-      outs = backend.execute(self.xla_executable, buffers, self._handlers[committed])
+      outs = self._execute(self.xla_executable, buffers, self._handlers[committed])
     except (TypeError, backend.runtime_error_class()):
       # A deleted (or donated) argument arrives as None: say so as JAX does,
       # without a check on the hot path.

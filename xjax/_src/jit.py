@@ -397,23 +397,25 @@ class Jitted:
   def _compile(self, statics, dyn_args, dyn_kwargs, leaves, in_tree, avals, device):
     closed, out_tree = self._trace(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals)
     donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
-    text = self._lower_text(closed, donate_mask)
-    exe = backend.compile_module(text, device, compiler_options=self._compiler_options)
+    text, callbacks = self._lower(closed, donate_mask)
+    exe = backend.compile_module(text, device, callbacks,
+                                 compiler_options=self._compiler_options)
     consts = [dispatch.to_buffer(c, device) for c in closed.consts]
     executable = dispatch.Executable(exe, closed, device, consts, text)
     return _CacheEntry(executable, out_tree, donate_mask, closed)
 
-  def _lower_text(self, closed, donate_mask) -> str:
-    text, _ = lowering.lower_jaxpr_to_module(closed, f"jit_{self._name}")
+  def _lower(self, closed, donate_mask) -> tuple[str, list]:
+    """The module text and its host callbacks."""
+    text, callbacks = lowering.lower_jaxpr_to_module(closed, f"jit_{self._name}")
     if donate_mask is None:
-      return text
+      return text, callbacks
     aliases = _donation_aliases(closed, donate_mask)
     n_consts = len(closed.consts)
     for arg_index, out_index in aliases.items():
       i = n_consts + arg_index
       ty = hlo.aval_type(closed.in_avals[arg_index])
       text = text.replace(f"%arg{i}: {ty}", f"%arg{i}: {ty} {{tf.aliasing_output = {out_index} : i32}}", 1)
-    return text
+    return text, callbacks
 
   def _bind(self, statics, dyn_args, dyn_kwargs, leaves, in_tree):
     if self._inline:
@@ -487,16 +489,17 @@ class Traced:
                         for a in self.jaxpr.out_avals])
 
   def lower(self) -> Lowered:
-    text = self._jitted._lower_text(self.jaxpr, self._donate_mask)
-    return Lowered(self, text)
+    text, callbacks = self._jitted._lower(self.jaxpr, self._donate_mask)
+    return Lowered(self, text, callbacks)
 
 
 class Lowered:
   """A lowered jit computation: `as_text()` is its StableHLO, `compile()` compiles it."""
 
-  def __init__(self, traced: Traced, text: str):
+  def __init__(self, traced: Traced, text: str, host_callbacks=()):
     self._traced = traced
     self._text = text
+    self._host_callbacks = host_callbacks
 
   def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
     """The module as text: StableHLO (default, or dialect='stablehlo') or HLO (dialect='hlo').
@@ -519,7 +522,7 @@ class Lowered:
 
   def compile(self) -> Compiled:
     device = self._traced._jitted._device or dispatch.default_device()
-    exe = backend.compile_module(self._text, device,
+    exe = backend.compile_module(self._text, device, self._host_callbacks,
                                  compiler_options=self._traced._jitted._compiler_options)
     closed = self._traced.jaxpr
     consts = [dispatch.to_buffer(c, device) for c in closed.consts]

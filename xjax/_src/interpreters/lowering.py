@@ -14,6 +14,7 @@ import itertools
 import numpy as np
 
 from xjax._src import core
+from xjax._src import effects
 from xjax._src import stablehlo as hlo
 from xjax._src.interpreters import partial_eval as pe
 
@@ -62,6 +63,7 @@ class LoweringContext:
     self.indent = indent
     self.avals_in: list = []
     self.avals_out: list = []
+    self.token: Value | None = None  # the last ordered effect's token in this body
 
   def fresh(self) -> str:
     return f"%{next(self.counter)}"
@@ -108,16 +110,59 @@ class LoweringContext:
             + "\n" + self.indent + "}")
 
   def call(self, closed_jaxpr: core.ClosedJaxpr, name: str, args) -> list[Value]:
-    """Emits `closed_jaxpr` as a private function (once per jaxpr) and calls it."""
+    """Emits `closed_jaxpr` as a private function (once per jaxpr) and calls it.
+
+    A function with ordered effects takes this body's token first and returns
+    the token of its last ordered effect first.
+    """
     key = id(closed_jaxpr)
+    ordered = effects.has_ordered(closed_jaxpr.jaxpr.effects)
     entry = self.module.function_names.get(key)
     if entry is None:
       fname = self.module.fresh_function_name(name)
-      self.module.functions.append(_function_text(self.module, fname, closed_jaxpr, public=False))
+      self.module.functions.append(_function_text(self.module, fname, closed_jaxpr, public=False,
+                                                  token=ordered))
       entry = self.module.function_names[key] = (fname, closed_jaxpr)  # keep jaxpr alive
     fname = entry[0]
     out_types = [hlo.aval_type(a) for a in closed_jaxpr.out_avals]
-    outs = self.op("func.call", args, out_types, f"callee = @{fname}")
+    if not ordered:
+      return self.op("func.call", args, out_types, f"callee = @{fname}")
+    outs = self.op("func.call", [self.ordered_token(), *args], [hlo.TOKEN_TYPE, *out_types],
+                   f"callee = @{fname}")
+    self.token = outs[0]
+    return outs[1:]
+
+  def ordered_token(self) -> Value:
+    """The token ordered effects of this body chain through (made on first use)."""
+    if self.token is None:
+      self.token = self.op1("stablehlo.after_all", [], hlo.TOKEN_TYPE)
+    return self.token
+
+  def host_callback(self, callback, operands, result_avals, *, has_side_effect: bool,
+                    ordered: bool = False) -> list[Value]:
+    """Emits a call of the Python function `callback` on the host.
+
+    `callback` takes the operands as NumPy arrays and returns a sequence of
+    NumPy arrays matching `result_avals`. An `ordered` call takes and returns
+    this body's ordered-effect token, so it runs after the previous ordered
+    call and before the next.
+    """
+    result_types = [hlo.aval_type(a) for a in result_avals]
+    if ordered:
+      operands = [self.ordered_token(), *operands]
+      result_types = [hlo.TOKEN_TYPE, *result_types]
+      fn = _callback_with_token(callback)
+    else:
+      fn = callback
+    index = len(self.module.host_callbacks)
+    self.module.host_callbacks.append(fn)
+    attrs = ('call_target_name = "xla_ffi_python_cpu_callback", api_version = 4 : i32, '
+             f"backend_config = {{index = {index} : ui64}}")
+    if has_side_effect:
+      attrs += ", has_side_effect = true"
+    outs = self.op("stablehlo.custom_call", operands, result_types, attrs)
+    if ordered:
+      self.token, outs = outs[0], outs[1:]
     return outs
 
   def broadcast_to(self, value: Value, aval_in, aval_out) -> Value:
@@ -127,6 +172,11 @@ class LoweringContext:
     dims = hlo.i64_array(range(len(aval_out.shape) - len(aval_in.shape), len(aval_out.shape)))
     ty = hlo.tensor_type(aval_out.shape, aval_in.dtype)
     return self.op1("stablehlo.broadcast_in_dim", [value], ty, f"broadcast_dimensions = {dims}")
+
+
+def _callback_with_token(callback):
+  # XLA passes the token as None and expects it back first.
+  return lambda token, *args: (token, *callback(*args))
 
 
 def lower_jaxpr_body(ctx: LoweringContext, jaxpr: core.Jaxpr, consts, args) -> list[Value]:
@@ -154,7 +204,7 @@ def lower_jaxpr_body(ctx: LoweringContext, jaxpr: core.Jaxpr, consts, args) -> l
 
 
 def _function_text(module: ModuleContext, name: str, closed_jaxpr: core.ClosedJaxpr,
-                   public: bool, consts_as_args: bool = False) -> str:
+                   public: bool, consts_as_args: bool = False, token: bool = False) -> str:
   jaxpr = closed_jaxpr.jaxpr
   ctx = LoweringContext(module)
   arg_avals = ([v.aval for v in jaxpr.constvars] if consts_as_args else []) + jaxpr.in_avals
@@ -164,8 +214,13 @@ def _function_text(module: ModuleContext, name: str, closed_jaxpr: core.ClosedJa
   else:
     consts = [ctx.constant(np.asarray(c)) for c in closed_jaxpr.consts]
     args_ = args
+  if token:
+    ctx.token = Value("%arg_token", hlo.TOKEN_TYPE)
+    args = [ctx.token, *args]
   outs = lower_jaxpr_body(ctx, jaxpr, consts, args_)
   out_types = [hlo.aval_type(a) for a in jaxpr.out_avals]
+  if token:
+    outs, out_types = [ctx.token, *outs], [hlo.TOKEN_TYPE, *out_types]
   ctx.lines.append(f'    "func.return"({", ".join(v.name for v in outs)}) : '
                    f'({", ".join(out_types)}) -> ()')
   sig = ", ".join(f"{a.name}: {a.type}" for a in args)

@@ -255,7 +255,7 @@ def dce_jaxpr(jaxpr: core.Jaxpr, used_outputs, instantiate=False):
           if u and type(v) is not core.Literal}
   eqns = []
   for eqn in reversed(jaxpr.eqns):
-    if eqn.primitive.is_effectful or any(v in live for v in eqn.outvars):
+    if core.is_live_regardless(eqn) or any(v in live for v in eqn.outvars):
       eqns.append(eqn)
       live.update(v for v in eqn.invars if type(v) is not core.Literal)
   used_inputs = [v in live or i for v, i in zip(jaxpr.invars, inst)]

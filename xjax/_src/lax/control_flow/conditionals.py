@@ -21,6 +21,7 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src import dtypes
+from xjax._src import effects
 from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
 from xjax._src import traceback_util
@@ -390,14 +391,25 @@ def _cond_lowering(ctx, index, *ops, branches, **params):
     consts = [ctx.constant(np.asarray(c)) for c in branch.consts]
     return lowering.lower_jaxpr_body(ctx, branch.jaxpr, consts, list(ops))
   out_types = [hlo.aval_type(a) for a in ctx.avals_out]
+  # Ordered effects in a branch chain from the enclosing token; each branch
+  # returns its last token after its outputs.
+  ordered = any(effects.has_ordered(b.jaxpr.effects) for b in branches)
+  token = ctx.ordered_token() if ordered else None
 
   def body(branch):
     def emit(sub, _):
+      sub.token = token
       consts = [sub.constant(np.asarray(c)) for c in branch.consts]
-      return lowering.lower_jaxpr_body(sub, branch.jaxpr, consts, list(ops))
+      outs = lowering.lower_jaxpr_body(sub, branch.jaxpr, consts, list(ops))
+      return [*outs, sub.ordered_token()] if ordered else outs
     return common.region(ctx, [], emit)
 
-  return ctx.op("stablehlo.case", [index], out_types, regions=[body(b) for b in branches])
+  regions = [body(b) for b in branches]
+  if not ordered:
+    return ctx.op("stablehlo.case", [index], out_types, regions=regions)
+  outs = ctx.op("stablehlo.case", [index], [*out_types, hlo.TOKEN_TYPE], regions=regions)
+  ctx.token = outs[-1]
+  return outs[:-1]
 
 
 def select(pred, on_true, on_false):

@@ -14,6 +14,7 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src import dtypes
+from xjax._src import effects
 from xjax._src import tree_util
 from xjax._src import traceback_util
 from xjax._src.interpreters import ad
@@ -247,22 +248,33 @@ def _while_batch(axis_data, args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
 
 @while_p.def_lowering
 def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-  types = [v.type for v in args]
+  # Ordered effects in the loop chain through a token carried last.
+  ordered = effects.has_ordered(cond_jaxpr.jaxpr.effects | body_jaxpr.jaxpr.effects)
+  operands = [*args, ctx.ordered_token()] if ordered else list(args)
+  types = [v.type for v in operands]
   n = cond_nconsts + body_nconsts
+  n_args = len(args)
 
   def cond_region(sub, vals):
+    if ordered:
+      sub.token = vals[n_args]
     consts = [sub.constant(np.asarray(c)) for c in cond_jaxpr.consts]
     return lowering.lower_jaxpr_body(sub, cond_jaxpr.jaxpr, consts,
-                                     [*vals[:cond_nconsts], *vals[n:]])
+                                     [*vals[:cond_nconsts], *vals[n:n_args]])
 
   def body_region(sub, vals):
+    if ordered:
+      sub.token = vals[n_args]
     consts = [sub.constant(np.asarray(c)) for c in body_jaxpr.consts]
-    outs = lowering.lower_jaxpr_body(sub, body_jaxpr.jaxpr, consts, list(vals[cond_nconsts:]))
-    return [*vals[:n], *outs]
+    outs = lowering.lower_jaxpr_body(sub, body_jaxpr.jaxpr, consts,
+                                     list(vals[cond_nconsts:n_args]))
+    return [*vals[:n], *outs, *([sub.token] if ordered else [])]
 
   regions = [common.region(ctx, types, cond_region), common.region(ctx, types, body_region)]
-  outs = ctx.op("stablehlo.while", list(args), types, regions=regions)
-  return outs[n:]
+  outs = ctx.op("stablehlo.while", operands, types, regions=regions)
+  if ordered:
+    ctx.token = outs[n_args]
+  return outs[n:n_args]
 
 
 # ----------------------------------------------------------------------------
