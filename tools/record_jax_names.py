@@ -1,13 +1,15 @@
 """Records the public names of jax.numpy, jax.Array, jax.lax and the linalg/fft
-namespaces (real JAX 0.10.2)
+namespaces and all of jax.scipy (real JAX 0.10.2)
 into tests/golden/jax_public_names.json, for tests/test_api_names.py.
 
 Run with the reference virtualenv (never with xjax's):
 
     .venv-jax/bin/python tools/record_jax_names.py
 """
+import importlib
 import json
 import os
+import types
 
 import jax
 import jax.lax
@@ -24,6 +26,15 @@ import jax.nn.initializers
 import jax.scipy.fft
 import jax.scipy.linalg
 import jax.scipy.special
+import jax.scipy.cluster.vq
+import jax.scipy.integrate
+import jax.scipy.interpolate
+import jax.scipy.ndimage
+import jax.scipy.optimize
+import jax.scipy.signal
+import jax.scipy.sparse.linalg
+import jax.scipy.spatial.transform
+import jax.scipy.stats
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests",
                    "golden", "jax_public_names.json")
@@ -52,6 +63,14 @@ def main():
       "jax.flatten_util": _public(jax.flatten_util),
       "jax.scipy.special": _public(jax.scipy.special),
   }
+  for name in ("scipy", "scipy.cluster", "scipy.cluster.vq", "scipy.integrate",
+               "scipy.interpolate", "scipy.ndimage", "scipy.optimize", "scipy.signal",
+               "scipy.sparse", "scipy.sparse.linalg", "scipy.spatial.transform", "scipy.stats"):
+    names[f"jax.{name}"] = _public(importlib.import_module(f"jax.{name}"))
+  for name in names["jax.scipy.stats"]:
+    member = getattr(jax.scipy.stats, name)
+    if isinstance(member, types.ModuleType):
+      names[f"jax.scipy.stats.{name}"] = _public(member)
   with open(OUT, "w") as f:
     json.dump(names, f, indent=1, sort_keys=True)
     f.write("\n")

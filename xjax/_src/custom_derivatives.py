@@ -19,6 +19,7 @@ import numpy as np
 from xjax._src import core
 from xjax._src import tree_util
 from xjax._src.api_util import flatten_fun_nokwargs, fun_name
+from xjax._src.errors import UnexpectedTracerError
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
@@ -39,17 +40,22 @@ def _resolve_kwargs(fun, args, kwargs):
   return bound.args
 
 
-def _split_nondiff(args, nondiff_argnums):
+def _split_nondiff(args, nondiff_argnums, kind: str):
+  """(nondiff args, diff args); a tracer in a nondiff position raises UnexpectedTracerError.
+
+  (JAX's custom_jvp accepts one there, without a derivative; xjax does not yet.)
+  """
   nondiff = tuple(args[i] for i in nondiff_argnums)
   diff = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
   for i in nondiff_argnums:
-    for leaf in tree_util.tree_leaves(args[i]):
-      if isinstance(leaf, core.Tracer):
-        raise TypeError(
-            "found a JAX Tracer object passed as an argument to a custom derivative "
-            f"function in a position indicated by nondiff_argnums as non-differentiable "
-            f"(argument {i}). Tracers cannot be passed as non-differentiable arguments; "
-            "pass them as regular arguments instead.")
+    if any(isinstance(leaf, core.Tracer) for leaf in tree_util.tree_leaves(args[i])):
+      raise UnexpectedTracerError(
+          f"Found a JAX Tracer object passed as an argument to a {kind} function in a "
+          "position indicated by nondiff_argnums as non-differentiable. Tracers cannot be "
+          f"passed as non-differentiable arguments to {kind} functions; instead, "
+          "nondiff_argnums should only be used for arguments that can't be or contain JAX "
+          "tracers, e.g. function-valued arguments. In particular, array-valued arguments "
+          "should typically not be indicated as nondiff_argnums.")
   return nondiff, diff
 
 
@@ -75,7 +81,7 @@ def _trace_call(custom, args, kwargs):
   """
   args = _resolve_kwargs(custom.fun, args, kwargs)
   nums = custom.nondiff_argnums
-  nondiff, diff = _split_nondiff(args, nums)
+  nondiff, diff = _split_nondiff(args, nums, type(custom).__name__)
 
   def fun(*diff_args):
     return custom.fun(*_merge(nums, nondiff, diff_args))
@@ -83,6 +89,15 @@ def _trace_call(custom, args, kwargs):
   leaves, in_tree = tree_util.tree_flatten(diff)
   jaxpr, consts, out_tree = _trace_fun(fun, in_tree, [core.get_aval(x) for x in leaves])
   return nondiff, diff, leaves, in_tree, jaxpr, consts, out_tree
+
+
+def _call_eagerly(custom, args, kwargs):
+  """A custom-derivative function called outside any transformation: just the function.
+
+  No rule can apply, so the primal function runs op by op as JAX runs it
+  (tracing and compiling it on every call would cost a compile per call).
+  """
+  return custom.fun(*_resolve_kwargs(custom.fun, args, kwargs))
 
 
 def _eval_call(*args, call_jaxpr, **_):
@@ -234,6 +249,8 @@ class custom_jvp:
     name = fun_name(self.fun)
     if self.jvp is None:
       raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
+    if core.trace_ctx.trace is core.eval_trace:
+      return _call_eagerly(self, args, kwargs)
     nondiff, diff, leaves, in_tree, jaxpr, consts, out_tree = _trace_call(self, args, kwargs)
     user_jvp = self.jvp
 
@@ -402,6 +419,8 @@ class custom_vjp:
     name = fun_name(self.fun)
     if self.fwd is None:
       raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
+    if core.trace_ctx.trace is core.eval_trace:
+      return _call_eagerly(self, args, kwargs)
     nondiff, diff, leaves, in_tree, jaxpr, consts, out_tree = _trace_call(self, args, kwargs)
     nums = self.nondiff_argnums
     in_avals = [core.get_aval(x).to_tangent_aval() for x in leaves]

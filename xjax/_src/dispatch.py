@@ -13,6 +13,7 @@ import numpy as np
 
 from xjax._src import backend
 from xjax._src import core
+from xjax._src import debug_nans
 from xjax._src import dtypes
 from xjax._src.array import Array, Token, deleted_array_error
 from xjax._src.config import config
@@ -214,20 +215,8 @@ def apply_primitive(prim: core.Primitive, args, params):
         _one_eqn_jaxpr(prim, avals, params), device, prim.name)
   outs = exe.run([to_buffer(a, device) for a in args], committed)
   if config.dispatch_state()[1]:
-    check_nans(prim.name, outs)
+    debug_nans.check_primitive(prim.name, outs)
   return outs if prim.multiple_results else outs[0]
-
-
-def check_nans(name: str, outs) -> None:
-  """Raises FloatingPointError when an output has a NaN (or inf), per the debug flags."""
-  for out in outs:
-    if not dtypes.issubdtype(out.dtype, np.inexact):
-      continue
-    value = out._value
-    if config.jax_debug_nans and np.isnan(value).any():
-      raise FloatingPointError(f"invalid value (nan) encountered in {name}")
-    if config.jax_debug_infs and np.isinf(value).any():
-      raise FloatingPointError(f"invalid value (inf) encountered in {name}")
 
 
 core.default_impl = apply_primitive

@@ -17,6 +17,7 @@ import warnings
 import weakref
 
 from xjax._src import core
+from xjax._src import debug_nans
 from xjax._src import dispatch
 from xjax._src import stablehlo as hlo
 from xjax._src import traceback_util
@@ -43,7 +44,7 @@ def _jit_impl(*args, jaxpr, name, donated_invars, inline, keep_unused):
   exe = _compiled_jaxpr(jaxpr, device, name)
   outs = exe.run([dispatch.to_buffer(a, device) for a in args], committed)
   if config.jax_debug_nans or config.jax_debug_infs:
-    dispatch.check_nans(name, outs)
+    debug_nans.check_jit(name, outs, jaxpr, args)
   return outs
 
 
@@ -388,7 +389,9 @@ class Jitted:
       if entry.donate_mask is not None:
         _mark_donated(leaves, entry.donate_mask)
       if check_nans:
-        dispatch.check_nans(self._name, outs)
+        # Donated arguments are gone: no de-optimized re-run then.
+        debug_nans.check_jit(self._name, outs,
+                             entry.jaxpr if entry.donate_mask is None else None, leaves)
       return entry.out_tree.unflatten(outs)
     except Exception as e:  # free when nothing is raised
       traceback_util.filter_traceback(e)

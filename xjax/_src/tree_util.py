@@ -354,8 +354,9 @@ def _children(x, kind, with_keys=False):
     keys = tuple(_sorted_keys(x))
     children, aux, key_type = tuple(x[k] for k in keys), keys, DictKey
   elif kind is _NAMEDTUPLE:
-    children, aux, keys, key_type = list(x), type(x), x._fields, GetAttrKey
-    if with_keys and (not isinstance(keys, tuple) or len(keys) != len(x)):
+    # tuple's own iteration and length: a subclass may redefine them (Rotation's __len__).
+    children, aux, keys, key_type = list(tuple.__iter__(x)), type(x), x._fields, GetAttrKey
+    if with_keys and (not isinstance(keys, tuple) or len(keys) != tuple.__len__(x)):
       raise ValueError("A namedtuple's _fields attribute should have the same size as the tuple.")
   else:
     children, aux, keys, key_type = x, None, range(len(x)), SequenceKey

@@ -1,7 +1,8 @@
 """SciPy's API on xjax arrays (mirrors `jax.scipy`): submodules load on first use."""
 import importlib as _importlib
 
-_SUBMODULES = ("fft", "linalg", "special")
+_SUBMODULES = ("cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize",
+               "signal", "sparse", "spatial", "special", "stats")
 
 
 def __getattr__(name):

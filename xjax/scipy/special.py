@@ -10,3 +10,11 @@ from xjax._src.scipy.special import (
     poch as poch, polygamma as polygamma, rel_entr as rel_entr, softmax as softmax,
     spence as spence, xlog1py as xlog1py, xlogy as xlogy, zeta as zeta,
 )
+from xjax._src.scipy.special_hypergeometric import (
+    bessel_jn as bessel_jn, hyp1f1 as hyp1f1, hyp2f1 as hyp2f1, owens_t as owens_t,
+    sph_harm_y as sph_harm_y,
+)
+from xjax._src.scipy.special_integrals import (
+    dawsn as dawsn, erfcx as erfcx, exp1 as exp1, expi as expi, expn as expn,
+    fresnel as fresnel, sici as sici, wofz as wofz,
+)

@@ -848,7 +848,16 @@ class _WeakConst(np.ndarray):
     self._aval = getattr(obj, "_aval", None)
 
 
-core.pytype_aval_mappings[_WeakConst] = lambda x: x._aval if x._aval is not None and x._aval.shape == x.shape else core.ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+def _weak_const_aval(x):
+  # NumPy results derived from a weak constant (x == 0, x[1:]) inherit `_aval`
+  # through __array_finalize__: it holds only while shape and dtype are the same.
+  aval = x._aval
+  if aval is not None and aval.shape == x.shape and aval.dtype == x.dtype:
+    return aval
+  return core.ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+
+
+core.pytype_aval_mappings[_WeakConst] = _weak_const_aval
 
 
 def _convert_element_type_abstract_eval(operand, *, new_dtype, weak_type, sharding):

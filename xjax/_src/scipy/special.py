@@ -70,24 +70,25 @@ def gammasgn(x):
 def loggamma(x):
   """The principal branch of log(Gamma(x)) for real `x`: lgamma(x) for x > 0, NaN otherwise.
 
-  Complex input is not supported by xjax (JAX supports it) and raises
-  NotImplementedError. Mirrors `jax.scipy.special.loggamma`.
+  Complex input gives the principal branch (NaN+NaNj at the poles). Mirrors
+  `jax.scipy.special.loggamma`.
   """
   x, = promote_args_inexact("loggamma", x)
   if _is_complex(x):
-    raise NotImplementedError("loggamma of complex input is not implemented in xjax.")
+    from xjax._src.scipy.special_hypergeometric import complex_loggamma
+    return complex_loggamma(x)
   return jnp.where(x > 0, lax.lgamma(x), np.array(np.nan, x.dtype))
 
 
 def gamma(x):
-  """Gamma(x) for real `x`: +-inf at +-0, NaN at negative integers and -inf.
+  """Gamma(x): for real `x` +-inf at +-0, NaN at negative integers and -inf.
 
-  Complex input is not supported by xjax (JAX supports it) and raises
-  NotImplementedError. Mirrors `jax.scipy.special.gamma`.
+  Complex input is supported (NaN+NaNj at the poles). Mirrors `jax.scipy.special.gamma`.
   """
   x, = promote_args_inexact("gamma", x)
   if _is_complex(x):
-    raise NotImplementedError("gamma of complex input is not implemented in xjax.")
+    from xjax._src.scipy.special_hypergeometric import complex_gamma
+    return complex_gamma(x)
   return gammasgn(x) * lax.exp(lax.lgamma(x))
 
 

@@ -1,0 +1,31 @@
+"""The binomial distribution (mirrors `jax.scipy.stats.binom`)."""
+import numpy as np
+
+import xjax.numpy as jnp
+from xjax._src.numpy.util import promote_args_inexact
+from xjax._src.scipy.special import gammaln, xlog1py, xlogy
+
+# Promoted arguments go through jnp.asarray: a promoted Python scalar is a host `_WeakConst`
+# whose NumPy operators give results with a wrong aval (an xjax core bug); Arrays avoid it.
+
+
+def logpmf(k, n, p, loc=0):
+  """log P(K = k) for K - loc ~ Binom(n, p): log C(n, y) + y log p + (n - y) log(1 - p).
+
+  `k`, `n`, `p` and `loc` broadcast together (common inexact dtype), y = k - loc.
+  -inf outside loc <= k < loc + n + 1; 0 where y = n = 0 or where the
+  p-dependent term is exactly 0 (p = 0 at y = 0, p = 1 at y = n). As in JAX,
+  y is not checked to be an integer (C(n, y) uses gammaln). Differentiable in
+  p. Mirrors `jax.scipy.stats.binom.logpmf`.
+  """
+  k, n, p, loc = map(jnp.asarray, promote_args_inexact("binom.logpmf", k, n, p, loc))
+  y = k - loc
+  log_comb = gammaln(n + 1) - (gammaln(y + 1) + gammaln(n - y + 1))
+  log_linear = xlogy(y, p) + xlog1py(n - y, -p)
+  log_probs = jnp.where(((y == 0) & (n == 0)) | (log_linear == 0), 0., log_comb + log_linear)
+  return jnp.where((k >= loc) & (k < loc + n + 1), log_probs, -np.inf)
+
+
+def pmf(k, n, p, loc=0):
+  """P(K = k), exp of `logpmf` (mirrors `jax.scipy.stats.binom.pmf`)."""
+  return jnp.exp(logpmf(k, n, p, loc))
