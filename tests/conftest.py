@@ -12,6 +12,15 @@ def _enable_checks():
     yield
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _release_executables():
+  # Each compiled program holds memory mappings; one worker running thousands of
+  # tests would otherwise reach the kernel's limit (vm.max_map_count) and XLA's
+  # JIT fails to map new code. Dropping the caches after each module frees them.
+  yield
+  xjax.clear_caches()
+
+
 @pytest.fixture
 def rng():
   return np.random.default_rng(0)

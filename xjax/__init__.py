@@ -9,6 +9,16 @@ from xjax._src.config import (default_device as default_device,
                               numpy_dtype_promotion as numpy_dtype_promotion,
                               numpy_rank_promotion as numpy_rank_promotion,
                               threefry_partitionable as threefry_partitionable)
+from xjax._src.config import (allow_f16_reductions as allow_f16_reductions,
+                              check_tracer_leaks as check_tracer_leaks,
+                              checking_leaks as checking_leaks, debug_infs as debug_infs,
+                              debug_key_reuse as debug_key_reuse, debug_nans as debug_nans,
+                              enable_x64 as enable_x64,
+                              explain_cache_misses as explain_cache_misses,
+                              log_compiles as log_compiles, transfer_guard as transfer_guard,
+                              transfer_guard_device_to_device as transfer_guard_device_to_device,
+                              transfer_guard_device_to_host as transfer_guard_device_to_host,
+                              transfer_guard_host_to_device as transfer_guard_host_to_device)
 from xjax._src.array import Array as Array
 from xjax._src.jit import jit as jit
 from xjax._src.api import (ShapeDtypeStruct as ShapeDtypeStruct,
@@ -29,11 +39,17 @@ from xjax._src.core import ShapedArray as ShapedArray
 from xjax._src.vmap import vmap as vmap
 from xjax._src.callback import pure_callback as pure_callback
 from xjax._src.api import effects_barrier as effects_barrier
+from xjax._src.api import (clear_caches as clear_caches,
+                           ensure_compile_time_eval as ensure_compile_time_eval,
+                           live_arrays as live_arrays, named_call as named_call,
+                           named_scope as named_scope,
+                           print_environment_info as print_environment_info, typeof as typeof)
 from xjax._src.custom_derivatives import (closure_convert as closure_convert,
                                           custom_jvp as custom_jvp, custom_vjp as custom_vjp)
 
 from xjax import core as core
 from xjax import debug as debug
+from xjax import experimental as experimental
 from xjax import dtypes as dtypes
 from xjax import errors as errors
 from xjax import image as image
@@ -41,6 +57,9 @@ from xjax import lax as lax
 from xjax import nn as nn
 from xjax import numpy as numpy
 from xjax import random as random
+from xjax import ref as ref
+from xjax.ref import (Ref as Ref, empty_ref as empty_ref, free_ref as free_ref,
+                      freeze as freeze, new_ref as new_ref)
 from xjax import tree as tree
 from xjax import tree_util as tree_util
 

@@ -97,8 +97,12 @@ _CUSTOM_LIN = ("the tangent part of a custom_vjp function's JVP: it is only tran
 _COMBINER = ("its jaxpr is a scalar combiner applied per element, not a body over the "
              "operands: it is staged whole like a first-order primitive, as in JAX")
 
+_DISCHARGED = "a state primitive: discharged into functional code before lowering, as in JAX"
+
 GAPS = {
     "lowering": {
+        **dict.fromkeys(("new_ref", "empty_ref", "free_ref", "freeze", "get", "swap",
+                         "addupdate", "broadcast_to"), _DISCHARGED),
         "axis_index": _NO_NAMED_AXES,
         "all_gather": _NO_NAMED_AXES,
         "ppermute": _NO_NAMED_AXES,
@@ -119,6 +123,7 @@ GAPS = {
         "composite": "JAX 0.10.2 has no JVP rule for composite (it raises JAX's ValueError)",
         "scaled_dot": "JAX 0.10.2 has no JVP or transpose rule for scaled_dot either",
         "create_token": "no operands: no tangent ever reaches it",
+        "empty_ref": "no operands: no tangent ever reaches it",
         **dict.fromkeys(("schur", "hessenberg", "tridiagonal", "symmetric_product",
                          "cholesky_update", "geqrf", "geqp3", "householder_product", "ormqr"),
                         "JAX 0.10.2 defines no JVP rule for it either"),
@@ -135,6 +140,7 @@ GAPS = {
         "custom_lin": _CUSTOM_LIN,
         "composite": "JAX 0.10.2 has no batching rule for composite (NotImplementedError)",
         "create_token": "no operands: no batch trace ever hands it a batched one",
+        "empty_ref": "no operands: no batch trace ever hands it a batched one",
         "cholesky_update": "JAX 0.10.2 has no batching rule for it either (rank-2 and rank-1 "
                            "operands only)",
     },
@@ -173,6 +179,9 @@ NO_SPEC = {
     "device_put": "lax/test_device_put.py",  # jaxprs print device placements
     **dict.fromkeys(("pure_callback", "io_callback"), "debugging/test_callbacks.py"),
     **dict.fromkeys(("debug_callback", "debug_print"), "debugging/test_debug_print.py"),
+    "check": "debugging/test_checkify.py",
+    **dict.fromkeys(("new_ref", "empty_ref", "free_ref", "freeze", "get", "swap", "addupdate",
+                     "broadcast_to"), "state/test_refs.py"),
     # Matrix decompositions: values are checked by identities (Q R = A, ...) per case.
     **dict.fromkeys(("cholesky", "triangular_solve"), "linalg/test_lax_cholesky_trsm.py"),
     **dict.fromkeys(("eigh", "svd", "eig"), "linalg/test_lax_eigh_svd_eig.py"),

@@ -48,7 +48,9 @@ def test_wrap_key_data_round_trips():
   assert data.shape == (2, 3, 2) and data.dtype == np.uint32
   again = random.wrap_key_data(data)
   assert again.shape == (2, 3) and bool((again == keys).all())
-  assert random.clone(keys) is keys
+  clone = random.clone(keys)  # a new key object with the same data, as in JAX
+  assert clone is not keys
+  assert np.array_equal(random.key_data(clone), random.key_data(keys))
 
 
 def test_key_indexing_and_reshaping_act_on_key_axes():

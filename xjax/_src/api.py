@@ -3,6 +3,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
+import os
+import platform as platform_module
+import sys
+import textwrap
+import threading
 
 import numpy as np
 
@@ -17,6 +23,7 @@ from xjax._src import tree_util
 from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
                                 fun_signature, infer_argnums_and_argnames, shaped_abstractify)
 from xjax._src.array import Array, SingleDeviceSharding
+from xjax._src.config import config
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 
@@ -31,39 +38,202 @@ def effects_barrier():
 
 
 class ShapeDtypeStruct:
-  """A shape, dtype and weak type standing in for an array (mirrors `jax.ShapeDtypeStruct`)."""
-  __slots__ = ("shape", "dtype", "weak_type", "sharding")
+  """A shape, dtype, sharding and weak type standing in for an array.
 
-  def __init__(self, shape, dtype, *, weak_type: bool = False, sharding=None):
+  Args:
+    shape: a sequence of ints.
+    dtype: a dtype (kept as given: float64 stays float64 without x64, as in JAX).
+    sharding: optional placement (a Sharding), or None.
+    weak_type: whether it stands for a weakly typed value.
+
+  Raises:
+    ValueError: `dtype` is None.
+
+  Compared and hashed by all four fields; ``update(**fields)`` returns a copy
+  with some replaced. Mirrors `jax.ShapeDtypeStruct`.
+  """
+  __slots__ = ("shape", "dtype", "sharding", "weak_type", "__weakref__")
+
+  def __init__(self, shape, dtype, *, sharding=None, weak_type: bool = False):
     self.shape = tuple(shape)
-    self.dtype = np.dtype(dtype)
-    self.weak_type = weak_type
+    if dtype is None:
+      raise ValueError("ShapeDtypeStruct: dtype must be specified.")
+    self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
     self.sharding = sharding
+    self.weak_type = weak_type
 
   ndim = property(lambda self: len(self.shape))
   size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+  def __len__(self):
+    if not self.shape:
+      raise TypeError("len() of unsized object")
+    return self.shape[0]
 
   @property
   def aval(self):
     return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self.weak_type)
 
+  def update(self, **kwargs) -> ShapeDtypeStruct:
+    """A copy with the given fields (shape, dtype, sharding, weak_type) replaced."""
+    unknown = set(kwargs) - {"shape", "dtype", "sharding", "weak_type"}
+    if unknown:
+      raise TypeError(f"ShapeDtypeStruct.update got unexpected keyword arguments: "
+                      f"{sorted(unknown)}")
+    fields = dict(shape=self.shape, dtype=self.dtype, sharding=self.sharding,
+                  weak_type=self.weak_type)
+    fields.update(kwargs)
+    return ShapeDtypeStruct(fields.pop("shape"), fields.pop("dtype"), **fields)
+
   def __repr__(self):
-    weak = ", weak_type=True" if self.weak_type else ""
-    return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+    sharding = f", sharding={self.sharding}" if self.sharding is not None else ""
+    weak = f", weak_type={self.weak_type}" if self.weak_type else ""
+    return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak})"
+
+  __str__ = __repr__
 
   def __eq__(self, other):
-    return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
-            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+    if not isinstance(other, ShapeDtypeStruct):
+      return False
+    return ((self.shape, self.dtype, self.sharding, self.weak_type)
+            == (other.shape, other.dtype, other.sharding, other.weak_type))
 
   def __hash__(self):
-    return hash((self.shape, self.dtype, self.weak_type))
+    return hash((self.shape, self.dtype, self.sharding, self.weak_type))
 
 
 core.pytype_aval_mappings[ShapeDtypeStruct] = lambda x: x.aval
 
 
+def typeof(x):
+  """The abstract value (aval) of `x`: a `ShapedArray` such as ``float32[3]``.
+
+  Args:
+    x: an Array, tracer, NumPy value or Python scalar (scalars are weakly typed).
+
+  Raises:
+    TypeError: `x` is not a valid JAX type.
+
+  Mirrors `jax.typeof`.
+  """
+  try:
+    return core.get_aval(x)
+  except TypeError:
+    raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type") from None
+
+
+class _NameStack(threading.local):
+  def __init__(self):
+    self.names: list[str] = []
+
+
+_name_stack = _NameStack()
+
+
+def current_name_stack() -> str:
+  """The names of the enclosing `named_scope`s and `named_call`s, joined by '/'."""
+  return "/".join(_name_stack.names)
+
+
+@contextlib.contextmanager
+def named_scope(name: str):
+  """Context manager adding `name` to the name stack of the operations traced inside.
+
+  xjax keeps the stack (see `current_name_stack`) but does not yet write it
+  into lowered op metadata; printed jaxprs do not show it, as in JAX.
+
+  Raises:
+    TypeError: `name` is not a string.
+
+  Mirrors `jax.named_scope`.
+  """
+  if not isinstance(name, str):
+    raise TypeError("named_scope name argument must be a string.")
+  _name_stack.names.append(name)
+  try:
+    yield
+  finally:
+    _name_stack.names.pop()
+
+
+def named_call(fun, *, name: str | None = None):
+  """`fun`, run inside ``named_scope(name)`` (default: `fun`'s name).
+
+  Mirrors `jax.named_call`.
+  """
+  if name is None:
+    name = getattr(fun, "__name__", None) or type(fun).__name__
+
+  @functools.wraps(fun)
+  def named_f(*args, **kwargs):
+    with named_scope(name):
+      return fun(*args, **kwargs)
+
+  return named_f
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+  """Context manager evaluating operations on concrete values eagerly while tracing.
+
+  Inside it, an operation under `jit` (or another staging transformation) whose
+  operands are all concrete runs at once and gives a concrete Array, instead of
+  being staged into the jaxpr; operations on tracers are staged as usual.
+
+  Mirrors `jax.ensure_compile_time_eval`.
+  """
+  with config.override("jax_eager_constant_folding", True):
+    yield
+
+
+def clear_caches() -> None:
+  """Clears every tracing, lowering and compilation cache (mirrors `jax.clear_caches`)."""
+  from xjax._src.lax.control_flow import common, loops  # api sits below lax
+  for per_fun in list(jit_module._function_caches.values()):
+    for caches in per_fun.values():
+      for cache in caches:
+        cache.clear()
+  for cache in (jit_module._jaxpr_executables, jit_module._jvp_jaxprs, dispatch._primitive_cache,
+                common._trace_cache, loops._scan_bodies, loops._while_bodies):
+    cache.clear()
+
+
+def live_arrays(platform=None) -> list:
+  """All Arrays of `platform` (default: the default backend) that are alive and not deleted.
+
+  Mirrors `jax.live_arrays`.
+  """
+  _check_backend(platform)
+  return [x for x in gc.get_objects() if type(x) is Array and not x.is_deleted()]
+
+
+def print_environment_info(return_string: bool = False) -> str | None:
+  """Prints (or returns) versions, devices and JAX_/XLA_ environment variables.
+
+  Mirrors `jax.print_environment_info`.
+  """
+  import importlib.metadata
+  import xjax
+  devs = backend.devices()
+  info = textwrap.dedent(f"""\
+  jax:    {xjax.__version__}
+  jaxlib: {importlib.metadata.version('jaxlib')}
+  numpy:  {np.__version__}
+  python: {sys.version.replace(chr(10), ' ')}
+  device info: {devs[0].device_kind}-{len(devs)}, {len(devs)} local devices"
+  process_count: 1
+  platform: {platform_module.uname()}""")
+  for key, value in os.environ.items():
+    if key.startswith(("JAX_", "XLA_")):
+      info += f"\n{key}={value}"
+  if return_string:
+    return info
+  print(info)
+  return None
+
+
 def _abstractify(x):
-  if isinstance(x, (Array, core.Tracer, ShapeDtypeStruct)):
+  if isinstance(x, (Array, core.Tracer, ShapeDtypeStruct)) or type(x) in core.pytype_aval_mappings:
     return core.get_aval(x)
   if hasattr(x, "shape") and hasattr(x, "dtype"):
     return core.ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))

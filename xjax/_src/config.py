@@ -8,6 +8,7 @@ context managers below (``enable_x64``, ``disable_jit``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 
@@ -48,6 +49,8 @@ class _Flag:
     return self.default
 
 
+_TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+
 _FLAGS = [
     _Flag("jax_enable_x64", False, "JAX_ENABLE_X64",
           help="Enable 64-bit types (float64, int64, complex128)."),
@@ -83,7 +86,38 @@ _FLAGS = [
           choices=("allow", "warn", "raise")),
     _Flag("jax_numpy_dtype_promotion", "standard", "JAX_NUMPY_DTYPE_PROMOTION", kind=str,
           help="Dtype promotion: 'standard' or 'strict'.", choices=("standard", "strict")),
+    _Flag("jax_check_tracer_leaks", False, "JAX_CHECK_TRACER_LEAKS",
+          help="Turn on checking for leaked tracers as soon as a trace completes. Enabling "
+          "leak checking may have performance impacts: some caching is disabled, and other "
+          "overheads may be added."),
+    _Flag("jax_log_compiles", False, "JAX_LOG_COMPILES",
+          help="Log a message each time `jit` compiles an XLA computation. Logging is "
+          "performed with `logging`. When this option is set, the log level is WARNING; "
+          "otherwise the level is DEBUG."),
+    _Flag("jax_explain_cache_misses", False, "JAX_EXPLAIN_CACHE_MISSES",
+          help="Each time there is a miss on the tracing cache, log an explanation. Logging "
+          "is performed with `logging`. When this option is set, the log level is WARNING; "
+          "otherwise the level is DEBUG."),
+    _Flag("jax_debug_key_reuse", False, "JAX_DEBUG_KEY_REUSE",
+          help="Turn on key reuse checking: typed PRNG keys (made with jax.random.key()) "
+          "have their usage tracked, and reusing a consumed key raises KeyReuseError."),
+    _Flag("jax_eager_constant_folding", False, "JAX_EAGER_CONSTANT_FOLDING",
+          help="Evaluate operations on concrete values eagerly while tracing (set by "
+          "`ensure_compile_time_eval`)."),
+    _Flag("jax_allow_f16_reductions", True, "JAX_ALLOW_F16_REDUCTIONS",
+          help="If False, `reduce_sum` on `f16` or `bf16` inputs will raise an error."
+          "Defaults to True."),
+    *(_Flag(f"jax_transfer_guard{suffix}", None, f"JAX_TRANSFER_GUARD{suffix.upper()}",
+            kind=str, help=f"Select the transfer guard level for {what}. Default is \"allow\".",
+            choices=_TRANSFER_GUARD_LEVELS)
+      for suffix, what in (("", "all transfers"),
+                           ("_host_to_device", "host-to-device transfers"),
+                           ("_device_to_device", "device-to-device transfers"),
+                           ("_device_to_host", "device-to-host transfers"))),
 ]
+
+
+_MISSING = object()
 
 
 class Config:
@@ -154,30 +188,38 @@ class Config:
   @contextlib.contextmanager
   def override(self, name: str, value):
     """Sets ``name`` to ``value`` in this thread while the block runs."""
+    old = self._set_local(name, value)
+    try:
+      yield
+    finally:
+      self._restore_local(name, old)
+
+  def _set_local(self, name: str, value):
+    """Overrides ``name`` in this thread; returns the token `_restore_local` takes."""
     if name not in self._values:
       raise AttributeError(f"Unrecognized config option: {name}")
     self._flags[name].check(value)
     overrides = getattr(self._local, "overrides", None)
     if overrides is None:
       overrides = self._local.overrides = {}
-    missing = object()
-    old = overrides.get(name, missing)
+    old = overrides.get(name, _MISSING)
     with self._lock:
       overrides[name] = value
       object.__setattr__(self, "_active_overrides", self._active_overrides + 1)
       self._sync_fast_attributes()
       self._changed()
-    try:
-      yield
-    finally:
-      with self._lock:
-        if old is missing:
-          del overrides[name]
-        else:
-          overrides[name] = old
-        object.__setattr__(self, "_active_overrides", self._active_overrides - 1)
-        self._sync_fast_attributes()
-        self._changed()
+    return old
+
+  def _restore_local(self, name: str, old) -> None:
+    overrides = self._local.overrides
+    with self._lock:
+      if old is _MISSING:
+        del overrides[name]
+      else:
+        overrides[name] = old
+      object.__setattr__(self, "_active_overrides", self._active_overrides - 1)
+      self._sync_fast_attributes()
+      self._changed()
 
   def values_key(self) -> tuple:
     """The flags that change what a traced program computes, for cache keys.
@@ -190,14 +232,19 @@ class Config:
       return local.key
     key = (self.jax_enable_x64, self.jax_default_matmul_precision,
            self.jax_numpy_rank_promotion, self.jax_numpy_dtype_promotion,
-           self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs)
+           self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs,
+           self.jax_debug_key_reuse, self.jax_check_tracer_leaks,
+           self.jax_allow_f16_reductions)
     local.key = key
-    local.state = (self.jax_disable_jit, self.jax_debug_nans or self.jax_debug_infs, key)
+    # The second item asks the dispatch paths for their debug checks: NaNs and
+    # infs after a call, key reuse before it.
+    local.state = (self.jax_disable_jit,
+                   self.jax_debug_nans or self.jax_debug_infs or self.jax_debug_key_reuse, key)
     local.key_epoch = epoch
     return key
 
   def dispatch_state(self) -> tuple[bool, bool, tuple]:
-    """(disable_jit, check_nans_or_infs, values_key()) in one look-up, cached like
+    """(disable_jit, debug checks (nans, infs, key reuse), values_key()) in one look-up, cached like
     `values_key` (the hot path of eager and jit dispatch)."""
     local = self._local
     if getattr(local, "key_epoch", -1) != self.epoch:
@@ -211,44 +258,140 @@ class Config:
 config = Config()
 
 
-def enable_x64(new_val: bool = True):
-  """Context manager enabling (or disabling) 64-bit types within a block."""
-  return config.override("jax_enable_x64", new_val)
+class _NoDefault:
+  def __repr__(self):
+    return "<no default>"
+
+
+no_default = _NoDefault()
+
+
+class State:
+  """One flag as a thread-local context manager: ``with enable_x64(True): ...``.
+
+  Calling it gives a `StateContextManager` (also usable as a decorator);
+  ``.value`` reads the flag in this thread. Mirrors JAX's ``config.State``.
+  """
+
+  def __init__(self, name: str, default_context_manager_value=no_default,
+               extra_description: str = ""):
+    self._name = name
+    self._default_context_manager_value = default_context_manager_value
+    self.__name__ = name[4:] if name.startswith("jax_") else name
+    self.__doc__ = (f"Context manager for `{name}` config option{extra_description}.\n\n"
+                    f"{config._flags[name].help}")
+
+  @property
+  def name(self) -> str:
+    return self._name
+
+  @property
+  def value(self):
+    """The flag's value in this thread."""
+    return getattr(config, self._name)
+
+  def __bool__(self):
+    raise TypeError(f"bool() not supported for instances of type '{type(self).__name__}' "
+                    f"(did you mean to use '{type(self).__name__}.value' instead?)")
+
+  def __call__(self, new_val=no_default) -> StateContextManager:
+    return StateContextManager(self, new_val)
+
+  def __repr__(self):
+    return f"<xjax config State {self._name}={self.value!r}>"
+
+
+class StateContextManager:
+  """Sets a flag in this thread inside a ``with`` block or a decorated function."""
+  __slots__ = ("state", "new_val", "_tokens")
+
+  def __init__(self, state: State, new_val):
+    self.state = state
+    if new_val is no_default:
+      new_val = state._default_context_manager_value
+      if new_val is no_default:
+        raise TypeError(f"Context manager for {state.__name__} config option requires an "
+                        "argument representing the new value for the config option.")
+    flag = config._flags[state.name]
+    if flag.kind is bool:
+      new_val = bool(new_val)
+    elif flag.choices is not None and new_val is not None and type(new_val) is not str:
+      raise ValueError(f"new enum value must be "
+                       f"{'None or in' if flag.default is None else 'in'} "
+                       f"{list(flag.choices)}, got {new_val} of type {type(new_val)}.")
+    flag.check(new_val)
+    self.new_val = new_val
+    self._tokens = []  # a stack, so one manager object can be entered re-entrantly
+
+  def __enter__(self):
+    self._tokens.append(config._set_local(self.state.name, self.new_val))
+
+  def __exit__(self, exc_type, exc_value, traceback):
+    config._restore_local(self.state.name, self._tokens.pop())
+
+  def __call__(self, func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+      with StateContextManager(self.state, self.new_val):
+        return func(*args, **kwargs)
+    return wrapper
+
+
+def _bool_state(name: str) -> State:
+  return State(name, default_context_manager_value=True)
+
+
+enable_x64 = _bool_state("jax_enable_x64")
+enable_checks = _bool_state("jax_enable_checks")
+debug_nans = _bool_state("jax_debug_nans")
+debug_infs = _bool_state("jax_debug_infs")
+check_tracer_leaks = _bool_state("jax_check_tracer_leaks")
+checking_leaks = functools.partial(check_tracer_leaks, True)
+log_compiles = _bool_state("jax_log_compiles")
+explain_cache_misses = _bool_state("jax_explain_cache_misses")
+debug_key_reuse = _bool_state("jax_debug_key_reuse")
+allow_f16_reductions = _bool_state("jax_allow_f16_reductions")
+threefry_partitionable = State("jax_threefry_partitionable", True,
+                               extra_description=" (transient)")
+default_device = State("jax_default_device")
+default_matmul_precision = State("jax_default_matmul_precision")
+numpy_dtype_promotion = State("jax_numpy_dtype_promotion")
+numpy_rank_promotion = State("jax_numpy_rank_promotion")
+transfer_guard_host_to_device = State("jax_transfer_guard_host_to_device")
+transfer_guard_device_to_device = State("jax_transfer_guard_device_to_device")
+transfer_guard_device_to_host = State("jax_transfer_guard_device_to_host")
+_transfer_guard_all = State("jax_transfer_guard")
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val: str):
+  """Context manager setting the transfer guard level of all transfers in this thread.
+
+  Args:
+    new_val: 'allow', 'log', 'disallow', 'log_explicit' or 'disallow_explicit'.
+
+  Raises:
+    ValueError: another level.
+
+  Mirrors `jax.transfer_guard`.
+  """
+  with contextlib.ExitStack() as stack:
+    stack.enter_context(transfer_guard_host_to_device(new_val))
+    stack.enter_context(transfer_guard_device_to_device(new_val))
+    stack.enter_context(transfer_guard_device_to_host(new_val))
+    stack.enter_context(_transfer_guard_all(new_val))
+    yield
+
+
+def transfer_guard_level(direction: str) -> str:
+  """The guard level of one direction ('host_to_device', ...) in this thread: the
+  direction's flag, else the `jax_transfer_guard` flag, else 'allow'."""
+  level = getattr(config, f"jax_transfer_guard_{direction}")
+  if level is None:
+    level = config.jax_transfer_guard
+  return "allow" if level is None else level
 
 
 def disable_jit(disable: bool = True):
   """Context manager running `jit`-decorated functions op by op (mirrors `jax.disable_jit`)."""
   return config.override("jax_disable_jit", disable)
-
-
-def enable_checks(new_val: bool = True):
-  """Context manager typechecking every jaxpr where it is built."""
-  return config.override("jax_enable_checks", new_val)
-
-
-def default_device(device):
-  """Context manager setting the device for uncommitted values (mirrors `jax.default_device`)."""
-  return config.override("jax_default_device", device)
-
-
-def default_matmul_precision(precision: str | None):
-  """Context manager setting `jax_default_matmul_precision` in this thread
-  (mirrors `jax.default_matmul_precision`)."""
-  return config.override("jax_default_matmul_precision", precision)
-
-
-def numpy_dtype_promotion(mode: str):
-  """Context manager setting `jax_numpy_dtype_promotion` ('standard' or 'strict') in this
-  thread (mirrors `jax.numpy_dtype_promotion`)."""
-  return config.override("jax_numpy_dtype_promotion", mode)
-
-
-def numpy_rank_promotion(mode: str):
-  """Context manager setting `jax_numpy_rank_promotion` ('allow', 'warn' or 'raise') in this
-  thread (mirrors `jax.numpy_rank_promotion`)."""
-  return config.override("jax_numpy_rank_promotion", mode)
-
-
-def threefry_partitionable(new_val: bool = True):
-  """Context manager choosing the threefry random-bits layout (mirrors `jax.threefry_partitionable`)."""
-  return config.override("jax_threefry_partitionable", new_val)

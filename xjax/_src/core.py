@@ -661,6 +661,11 @@ def is_live_regardless(eqn: JaxprEqn) -> bool:
   return eqn.primitive.is_effectful or bool(eqn_effects(eqn))
 
 
+def has_side_effects(jaxpr: Jaxpr) -> bool:
+  """Whether an equation of `jaxpr` has effects or must otherwise be kept (`is_live_regardless`)."""
+  return any(is_live_regardless(eqn) for eqn in jaxpr.eqns)
+
+
 class Jaxpr:
   """A staged program: constvars, invars, equations and outvars (mirrors `jax.core.Jaxpr`).
 

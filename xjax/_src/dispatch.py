@@ -7,6 +7,7 @@ placement, and "computation follows data".
 """
 from __future__ import annotations
 
+import logging
 import threading
 
 import numpy as np
@@ -16,8 +17,9 @@ from xjax._src import core
 from xjax._src import debug_nans
 from xjax._src import dtypes
 from xjax._src.array import Array, Token, deleted_array_error
-from xjax._src.config import config
+from xjax._src.config import config, transfer_guard_level
 from xjax._src.interpreters import lowering
+from xjax._src.state import types as state_types
 
 # ----------------------------------------------------------------------------
 # Devices and placement
@@ -93,7 +95,11 @@ def to_buffer(x, device):
     raise core.escaped_tracer_error(x)
   if type(x) is Token:
     return x._buf
+  if type(x) is state_types.Ref:
+    return x  # its current buffer is passed (and replaced) by the RefExecutable
   aval = core.get_aval(x)
+  if config.jax_transfer_guard_host_to_device is not None or config.jax_transfer_guard is not None:
+    check_host_to_device(aval, device, explicit=False)
   # Python scalars are cached by value; a float zero or NaN is not, since equal
   # keys would give -0.0 the buffer of 0.0 (issue 12) and NaN would never hit.
   if type(x) in (int, bool) or (type(x) is float and x == x and x != 0.0):
@@ -105,6 +111,19 @@ def to_buffer(x, device):
       buf = _scalar_buffers[key] = backend.transfer_to_device(np.asarray(x, aval.dtype), device)
     return buf
   return backend.transfer_to_device(np.asarray(x, aval.dtype), device)
+
+
+def check_host_to_device(aval, device, explicit: bool) -> None:
+  """Applies the host-to-device transfer guard (`xjax.transfer_guard`) to one transfer."""
+  level = transfer_guard_level("host_to_device")
+  if level == "allow" or (explicit and level in ("log", "disallow")):
+    return
+  what = (f"host-to-device transfer: aval={aval!r}, "
+          f"dst_sharding=SingleDeviceSharding(device={device!r}, memory_kind=device)")
+  if level.startswith("log"):
+    _compile_logger.warning(what)
+  else:
+    raise backend.runtime_error_class()(f"INVALID_ARGUMENT: Disallowed {what}")
 
 
 def device_put_value(x, device=None, weak_type=None, committed=None) -> Array:
@@ -122,6 +141,8 @@ def device_put_value(x, device=None, weak_type=None, committed=None) -> Array:
   aval = core.get_aval(x)
   if weak_type is not None:
     aval = aval.update_weak_type(weak_type)
+  if config.jax_transfer_guard_host_to_device is not None or config.jax_transfer_guard is not None:
+    check_host_to_device(aval, target, explicit=True)
   value = np.asarray(x, aval.dtype)
   return Array(backend.transfer_to_device(value, target), aval, target, committed)
 
@@ -179,12 +200,37 @@ class Executable:
 _TOKEN_BUFFER_AVAL = core.ShapedArray((0,), np.bool_)
 
 
+_compile_logger = logging.getLogger(__name__)
+
+
+def log_compile(name: str, avals) -> None:
+  """JAX's "Compiling jit(f) with global shapes and types ..." line: WARNING with
+  `jax_log_compiles`, else DEBUG."""
+  level = logging.WARNING if config.jax_log_compiles else logging.DEBUG
+  if _compile_logger.isEnabledFor(level):
+    n = len(avals)
+    shown = "(" + ", ".join(map(repr, avals)) + ("," if n == 1 else "") + ")"
+    mapping = "(" + ", ".join(["UnspecifiedValue"] * n) + ("," if n == 1 else "") + ")"
+    _compile_logger.log(level, "Compiling jit(%s) with global shapes and types %s. "
+                        "Argument mapping: %s.", name, shown, mapping)
+
+
 def compile_jaxpr(closed_jaxpr: core.ClosedJaxpr, device, name: str) -> Executable:
   """Lowers and compiles `closed_jaxpr` for `device`; its consts are transferred once."""
+  if state_types.takes_refs(closed_jaxpr):
+    return _compile_jaxpr_with_refs(closed_jaxpr, device, name)
+  log_compile(name[4:] if name.startswith("jit_") else name, closed_jaxpr.in_avals)
   text, callbacks = lowering.lower_jaxpr_to_module(closed_jaxpr, name)
   exe = backend.compile_module(text, device, callbacks)
   consts = [to_buffer(c, device) for c in closed_jaxpr.consts]
   return Executable(exe, closed_jaxpr, device, consts, text)
+
+
+def _compile_jaxpr_with_refs(closed_jaxpr, device, name: str):
+  """A program taking refs: discharged to a functional one, run by a `RefExecutable`."""
+  from xjax._src.state import discharge
+  return discharge.compile_with_refs(closed_jaxpr,
+                                     lambda closed: compile_jaxpr(closed, device, name))
 
 
 def _one_eqn_jaxpr(prim: core.Primitive, avals, params) -> core.ClosedJaxpr:
@@ -196,7 +242,11 @@ def _one_eqn_jaxpr(prim: core.Primitive, avals, params) -> core.ClosedJaxpr:
   return core.ClosedJaxpr(core.Jaxpr([], invars, outvars, [eqn]), [])
 
 
+# Eager executables by (primitive, params, avals, device). Bounded: every
+# executable holds a few memory mappings of its own, and a long program over
+# ever new shapes must not exhaust them (the oldest entries are dropped first).
 _primitive_cache: dict = {}
+_PRIMITIVE_CACHE_SIZE = 4096
 
 
 def apply_primitive(prim: core.Primitive, args, params):
@@ -211,6 +261,8 @@ def apply_primitive(prim: core.Primitive, args, params):
   if exe is None:
     if prim.abstract_eval is None:
       raise core.missing_rule("Abstract evaluation", prim)
+    if len(_primitive_cache) >= _PRIMITIVE_CACHE_SIZE:
+      del _primitive_cache[next(iter(_primitive_cache))]
     exe = _primitive_cache[key] = compile_jaxpr(
         _one_eqn_jaxpr(prim, avals, params), device, prim.name)
   outs = exe.run([to_buffer(a, device) for a in args], committed)

@@ -30,6 +30,7 @@ from xjax._src.config import config
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.state import types as state_types
 from xjax._src import backend
 
 _backend = backend  # `jit` has an argument of that name
@@ -92,8 +93,27 @@ def _jvp_jaxpr_cached(jaxpr, nonzeros):
   from xjax._src.interpreters import ad
   per = _jvp_jaxprs.setdefault(jaxpr, {})
   if nonzeros not in per:
-    per[nonzeros] = ad.jvp_jaxpr(jaxpr, nonzeros)
+    per[nonzeros] = ad.jvp_jaxpr(_discharge_internal_refs(jaxpr), nonzeros)
   return per[nonzeros]
+
+
+def _closed_over_refs_last(jaxpr, n_consts: int, args):
+  """The jit jaxpr and operands with the closed-over refs moved after the arguments
+  (where JAX passes them)."""
+  invars = jaxpr.jaxpr.invars
+  is_ref = [i < n_consts and state_types.is_ref_aval(v.aval) for i, v in enumerate(invars)]
+  order = ([i for i, r in enumerate(is_ref) if not r]
+           + [i for i, r in enumerate(is_ref) if r])
+  moved = jaxpr.jaxpr.replace(invars=[invars[i] for i in order])
+  return core.ClosedJaxpr(moved, jaxpr.consts), [args[i] for i in order]
+
+
+def _discharge_internal_refs(jaxpr):
+  """`jaxpr` without state when it only uses refs it makes (differentiated as a pure function)."""
+  if not state_types.uses_state(jaxpr.jaxpr):
+    return jaxpr
+  from xjax._src.state import discharge
+  return discharge.discharge_internal_refs(jaxpr)
 
 
 def _jit_partial_eval(trace, args, unknowns, *, jaxpr, name, donated_invars, inline,
@@ -167,6 +187,9 @@ class _CacheEntry:
 
 
 _function_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Executables kept per jitted function (as JAX's jit cache, bounded: each holds
+# memory mappings, and a loop over ever new shapes must not exhaust them).
+_CACHE_SIZE = 4096
 
 
 def _caches_for(fun, options) -> tuple:
@@ -315,6 +338,8 @@ class Jitted:
     full_args, full_kwargs = self._rebuild(statics, dyn_args, dyn_kwargs)
     info = debug_info(traced_for, fun, full_args, full_kwargs,
                       self._static_argnums, self._static_argnames, self._sig)
+    if config.jax_explain_cache_misses:
+      pe.explain_cache_miss(fun, list(self._jaxpr_cache), key, info)
     closed = pe.trace_to_jaxpr(flat_fun, avals, info)
     result = (closed, out_tree.val)
     # A jaxpr closing over an enclosing trace's tracers is valid only in that trace.
@@ -383,6 +408,8 @@ class Jitted:
       entry = _lookup(self._cache, key, statics) if statics else self._cache.get(key)
       if entry is None:
         in_tree = tree_util.PyTreeDef(root, len(leaves))
+        if len(self._cache) >= _CACHE_SIZE:  # oldest first: bounded memory over new shapes
+          del self._cache[next(iter(self._cache))]
         entry = self._cache[key] = self._compile(statics, dyn_args, dyn_kwargs, leaves,
                                                  in_tree, avals, device)
       outs = entry.executable.run(buffers, committed)
@@ -399,13 +426,30 @@ class Jitted:
 
   def _compile(self, statics, dyn_args, dyn_kwargs, leaves, in_tree, avals, device):
     closed, out_tree = self._trace(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals)
+    if state_types.takes_refs(closed):
+      return self._compile_with_refs(closed, out_tree, leaves, device)
     donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
     text, callbacks = self._lower(closed, donate_mask)
+    dispatch.log_compile(self._name, avals)
     exe = backend.compile_module(text, device, callbacks,
                                  compiler_options=self._compiler_options)
     consts = [dispatch.to_buffer(c, device) for c in closed.consts]
     executable = dispatch.Executable(exe, closed, device, consts, text)
     return _CacheEntry(executable, out_tree, donate_mask, closed)
+
+  def _compile_with_refs(self, closed, out_tree, leaves, device):
+    """A function taking (or closing over) refs: checked, discharged, compiled; the
+    executable writes the refs' final values back into them after each call."""
+    from xjax._src.state import discharge
+    discharge.check_jit_refs(closed, leaves)
+
+    def compile_fn(functional):
+      text, callbacks = self._lower(functional, None)
+      exe = backend.compile_module(text, device, callbacks,
+                                   compiler_options=self._compiler_options)
+      consts = [dispatch.to_buffer(c, device) for c in functional.consts]
+      return dispatch.Executable(exe, functional, device, consts, text)
+    return _CacheEntry(discharge.compile_with_refs(closed, compile_fn), out_tree, None, closed)
 
   def _lower(self, closed, donate_mask) -> tuple[str, list]:
     """The module text and its host callbacks."""
@@ -433,8 +477,11 @@ class Jitted:
       if not closed.consts:
         self._converted[closed] = converted
     jaxpr, consts = converted
-    n = len(consts) + len(leaves)
-    outs = jit_p.bind(*consts, *leaves, jaxpr=jaxpr, name=self._name,
+    args = [*consts, *leaves]
+    if any(state_types.is_ref_aval(v.aval) for v in closed.jaxpr.constvars):
+      jaxpr, args = _closed_over_refs_last(jaxpr, len(consts), args)
+    n = len(args)
+    outs = jit_p.bind(*args, jaxpr=jaxpr, name=self._name,
                       donated_invars=(False,) * n, inline=self._inline,
                       keep_unused=self._keep_unused)
     return tree_util.tree_unflatten(out_tree, outs)

@@ -19,6 +19,7 @@ import numpy as np
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
+from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
 
 
@@ -174,6 +175,10 @@ def jvp_flat(fun, primals, tangents, tag=None):
     finally:
       trace.invalidate()
   pairs = [trace.to_primal_tangent_pair(o) for o in outs]
+  if config.jax_check_tracer_leaks:
+    from xjax._src import leak_checker  # only loaded when leak checking is on
+    del tracers, outs
+    leak_checker.check_trace(trace)
   return [p for p, _ in pairs], [t for _, t in pairs]
 
 
@@ -212,6 +217,10 @@ def linearize_flat(fun, primals):
     finally:
       jvp_trace.invalidate()
   pairs = [jvp_trace.to_primal_tangent_pair(o) for o in outs]
+  if config.jax_check_tracer_leaks:
+    from xjax._src import leak_checker  # only loaded when leak checking is on
+    del tracers, outs
+    leak_checker.check_trace(jvp_trace)
   primals_out = [p for p, _ in pairs]
   tangents_out = [instantiate_zeros(t) for _, t in pairs]
   pe_trace.invalidate()

@@ -26,6 +26,7 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src import source_info
+from xjax._src.config import config
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 
@@ -193,6 +194,10 @@ def _run_batched(fun, axis_data: AxisData, args, in_dims, tag=None):
     finally:
       trace.invalidate()
   vals, dims = zip(*map(trace.to_batch_info, outs)) if outs else ((), ())
+  if config.jax_check_tracer_leaks:
+    from xjax._src import leak_checker  # only loaded when leak checking is on
+    del tracers, outs
+    leak_checker.check_trace(trace)
   return vals, dims
 
 

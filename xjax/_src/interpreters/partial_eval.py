@@ -7,6 +7,7 @@ primitive's `abstract_eval`; values from outside the trace become constants
 """
 from __future__ import annotations
 
+import logging
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -132,6 +133,9 @@ class DynamicJaxprTrace(core.Trace):
     return tracer
 
   def process_primitive(self, primitive, args, params):
+    if config.jax_eager_constant_folding and not any(isinstance(x, core.Tracer) for x in args):
+      with core.set_current_trace(core.eval_trace):  # `ensure_compile_time_eval`
+        return primitive.bind(*args, **params)
     tracers = [self.to_jaxpr_tracer(x) for x in args]
     rule = primitive.abstract_eval
     if rule is None:
@@ -183,7 +187,12 @@ def trace_to_jaxpr(fun, in_avals, debug_info: DebugInfo | None = None) -> core.C
       outs = fun(*args)
     finally:
       trace.invalidate()
-  return trace.to_jaxpr(outs)
+  closed = trace.to_jaxpr(outs)
+  if config.jax_check_tracer_leaks:
+    from xjax._src import leak_checker  # only loaded when leak checking is on
+    del args, outs
+    leak_checker.check_trace(trace, internal=(trace.const_tracers,))
+  return closed
 
 
 def convert_constvars_jaxpr(closed: core.ClosedJaxpr) -> tuple[core.ClosedJaxpr, list]:
@@ -227,6 +236,14 @@ class PartialEvalTrace(DynamicJaxprTrace):
     """Records `primitive` on `args` (known ones become residual constants)."""
     return DynamicJaxprTrace.process_primitive(self, primitive, args, params)
 
+  def to_jaxpr(self, out_tracers) -> core.ClosedJaxpr:
+    """The staged jaxpr; refs it makes itself (tangent refs) are discharged into values."""
+    closed = DynamicJaxprTrace.to_jaxpr(self, out_tracers)
+    if any(getattr(e.primitive, "ref_allocating", False) for e in closed.jaxpr.eqns):
+      from xjax._src.state import discharge
+      closed = discharge.discharge_internal_refs(closed)
+    return closed
+
 
 def partial_eval_jaxpr(closed: core.ClosedJaxpr, unknowns, instantiate=False):
   """Splits `closed` into a known and an unknown part.
@@ -268,3 +285,65 @@ def partial_eval_jaxpr(closed: core.ClosedJaxpr, unknowns, instantiate=False):
   staged = store["staged"]
   unknown, _ = convert_constvars_jaxpr(core.ClosedJaxpr(staged.jaxpr, staged.consts))
   return known, unknown, store["out_unknowns"], len(staged.consts)
+
+
+# ----------------------------------------------------------------------------
+# `jax_explain_cache_misses`: why a jit tracing cache missed, in JAX's words
+
+_explain_logger = logging.getLogger(__name__)
+_callsites_with_misses: set[str] = set()
+
+
+def explain_cache_miss(fun, seen_keys, key, info: DebugInfo) -> None:
+  """Logs (WARNING) why `key` = (in_tree, avals, statics, config) missed the tracing cache
+  of `fun`, against the closest of `seen_keys`, as JAX's "TRACING CACHE MISS" does."""
+  code = getattr(fun, "__code__", None)
+  if code is not None and source_info._is_internal(code.co_filename):
+    return  # as JAX: only the user's own functions are explained
+  callsite = source_info.current()
+  callsite = callsite.summarize() if callsite is not None else "unknown"
+  lines = [f"TRACING CACHE MISS at {callsite}:"]
+  name, _, where = info.func_src_info.partition(" at ")
+  defined = f" defined at {where}" if where else ""
+  if not seen_keys:
+    lines.append(f"  never seen function:\n    {name} id={id(fun)}{defined}")
+    if callsite in _callsites_with_misses:
+      lines.append("  but seen another function defined on the same line; maybe the function "
+                   "is\n  being re-defined repeatedly, preventing caching?")
+    else:
+      _callsites_with_misses.add(callsite)
+  else:
+    lines.append(f"  for {name}{defined}")
+    lines.append("  all previously seen cache keys differ. For the closest previous key:")
+    lines.append("  " + min(_diff_keys(key, old, info) for old in seen_keys)[-1])
+  _explain_logger.warning("\n".join(lines))
+
+
+def _diff_keys(new, old, info: DebugInfo) -> tuple[int, int, str]:
+  """(severity, number of differences, explanation); lower severity is closer."""
+  (new_tree, new_avals, new_statics, new_ctx), (old_tree, old_avals, old_statics, old_ctx) = new, old
+  if new_ctx != old_ctx:
+    n = sum(a != b for a, b in zip(new_ctx, old_ctx))
+    return 0, n, "Tracing context doesn't match, e.g. due to config or context manager."
+  if new_tree != old_tree:
+    return 1, 1, f"different input pytree:\n  * now {new_tree} and before {old_tree}"
+  if new_statics != old_statics:
+    diffs = [f"  * at {k}, now {v!r} and before {ov!r}" for (k, _, v), (_, _, ov)
+             in zip(new_statics, old_statics) if v != ov]
+    return 2, len(diffs), "different static arguments:\n" + "\n".join(diffs)
+  names = info.arg_names or ("unknown",) * len(new_avals)
+  diffs, weak_hint = [], False
+  for name, a, b in zip(names, new_avals, old_avals):
+    if a != b:
+      new_str, old_str = a.str_short(True), b.str_short(True)
+      if a.weak_type != b.weak_type:
+        weak_hint = True
+        new_str = f"{a.strip_weak_type().str_short(True)}({{}}){{weak_type={a.weak_type}}}"
+        old_str = f"{b.strip_weak_type().str_short(True)}({{}}){{weak_type={b.weak_type}}}"
+      diffs.append(f"  * at {name}, now {new_str} and before {old_str}")
+  if not diffs:
+    return 4, 0, "cache miss explanation unavailable"
+  msg = "different input types:\n" + "\n".join(diffs)
+  if weak_hint:
+    msg += "https://docs.jax.dev/en/latest/type_promotion.html#weak-types"
+  return 3, len(diffs), msg

@@ -26,6 +26,7 @@ from xjax._src import dtypes
 from xjax._src import source_info
 from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
+from xjax._src.config import config
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
@@ -242,6 +243,10 @@ def reduce_sum(operand, axes, *, out_sharding=None):
 def _reduce_sum_abstract_eval(operand, *, axes, out_sharding):
   shape = _reduced_shape(operand, axes)
   _check_number("reduce_sum", operand)
+  if (operand.dtype in (np.float16, dtypes.bfloat16) and not config.jax_allow_f16_reductions
+      and not all(operand.shape[d] == 1 for d in axes)):
+    raise ValueError(f"reduce_sum on operand {operand.str_short(True)} is not allowed when "
+                     "jax_allow_f16_reductions=False.")
   return core.ShapedArray(shape, operand.dtype, operand.weak_type)
 
 

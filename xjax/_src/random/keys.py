@@ -243,5 +243,10 @@ def key_impl(keys):
 
 
 def clone(key):
-  """A copy of `key` (an identity, for key-reuse checking; mirrors `jax.random.clone`)."""
+  """A copy of `key` (an identity, for key-reuse checking; mirrors `jax.random.clone`).
+
+  A typed key's clone is a new key array over the same data, unconsumed.
+  """
+  if isinstance(key, PRNGKeyArray):
+    return PRNGKeyArray(key._impl, key._base_array)
   return key

@@ -447,6 +447,13 @@ def stack_keys(keys, axis) -> PRNGKeyArray:
       [st.expand_dims(k._base_array, (axis,)) for k in keys], axis))
 
 
+def _maybe_consume(keys: PRNGKeyArray, where: str) -> None:
+  """Key-reuse checking (`jax_debug_key_reuse`) of a concrete typed key."""
+  if config.jax_debug_key_reuse and not keys._traced():
+    from xjax._src import key_reuse
+    key_reuse.consume(keys, where)
+
+
 def random_wrap(key_data, *, impl: PRNGImpl) -> PRNGKeyArray:
   """Key data (uint32, shape (..., 2)) as a typed key array, after JAX's checks."""
   _check_prng_key_data(impl, key_data)
@@ -462,6 +469,7 @@ def random_seed(seeds, impl: PRNGImpl) -> PRNGKeyArray:
 
 
 def random_split(keys: PRNGKeyArray, shape) -> PRNGKeyArray:
+  _maybe_consume(keys, "random_split")
   data = random_split_p.bind(keys._base_array, shape=tuple(shape), partitionable=partitionable())
   return keys._wrap(data)
 
@@ -471,5 +479,6 @@ def random_fold_in(keys: PRNGKeyArray, msgs) -> PRNGKeyArray:
 
 
 def random_bits(keys: PRNGKeyArray, bit_width: int, shape):
+  _maybe_consume(keys, "random_bits")
   return random_bits_p.bind(keys._base_array, bit_width=int(bit_width), shape=tuple(shape),
                             partitionable=partitionable())
