@@ -16,6 +16,7 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -n auto tests
+	XLA_FLAGS=--xla_force_host_platform_device_count=8 $(PY) -m pytest -q -n auto tests/multidevice
 
 # Regenerates tests/golden/* with real JAX, in a virtualenv of its own.
 goldens:

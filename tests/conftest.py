@@ -1,9 +1,18 @@
 """Shared test configuration: jaxpr typechecking on, seeded RNG, x64 fixture."""
+import os
+import re
+
 import numpy as np
 import pytest
 
 import xjax
 from xjax._src.config import config
+
+# tests/multidevice needs 8 CPU devices, which must be asked for before the first
+# client is made: `make test` runs it in a second pytest process with XLA_FLAGS set.
+_forced = re.search(r"--xla_force_host_platform_device_count=(\d+)", os.environ.get("XLA_FLAGS", ""))
+if not _forced or int(_forced.group(1)) != 8:
+  collect_ignore = ["multidevice"]
 
 
 @pytest.fixture(autouse=True)

@@ -20,6 +20,15 @@ from xjax._src.config import (allow_f16_reductions as allow_f16_reductions,
                               transfer_guard_device_to_host as transfer_guard_device_to_host,
                               transfer_guard_host_to_device as transfer_guard_host_to_device)
 from xjax._src.array import Array as Array
+from xjax._src.sharding.mesh import make_mesh as make_mesh, set_mesh as set_mesh
+from xjax._src.sharding.partition_spec import PartitionSpec as P
+from xjax._src.sharding.shardings import NamedSharding as NamedSharding
+from xjax._src.array import Shard as Shard
+from xjax._src.sharding.constraints import reshard as reshard
+from xjax._src.sharding.array_construction import (
+    make_array_from_callback as make_array_from_callback,
+    make_array_from_process_local_data as make_array_from_process_local_data,
+    make_array_from_single_device_arrays as make_array_from_single_device_arrays)
 from xjax._src.jit import jit as jit
 from xjax._src.api import (ShapeDtypeStruct as ShapeDtypeStruct,
                            block_until_ready as block_until_ready,
@@ -57,6 +66,7 @@ from xjax import lax as lax
 from xjax import nn as nn
 from xjax import numpy as numpy
 from xjax import random as random
+from xjax import sharding as sharding
 from xjax import ref as ref
 from xjax.ref import (Ref as Ref, empty_ref as empty_ref, free_ref as free_ref,
                       freeze as freeze, new_ref as new_ref)
@@ -64,3 +74,5 @@ from xjax import tree as tree
 from xjax import tree_util as tree_util
 
 __version__ = "0.1.0"
+from xjax._src.shard_map import shard_map as shard_map
+from xjax._src.pmap import pmap as pmap

@@ -19,10 +19,16 @@ X = np.ones((2, 2), np.float32)
 # -- options not implemented yet raise, naming themselves -----------------------
 
 
-@pytest.mark.parametrize("name", ["in_shardings", "out_shardings", "abstracted_axes"])
+@pytest.mark.parametrize("name", ["abstracted_axes"])
 def test_jit_unimplemented_options_raise(name):
   with pytest.raises(NotImplementedError, match=f"jit\\({name}=...\\) is not implemented"):
     xjax.jit(lambda a: a, **{name: ("x",)})
+
+
+@pytest.mark.parametrize("name", ["in_shardings", "out_shardings"])
+def test_jit_sharding_leaves_must_be_shardings(name):
+  with pytest.raises(ValueError, match=f"{name} leaves must be Shardings"):
+    xjax.jit(lambda a: a, **{name: "x"})(X)
 
 
 def test_jit_backend_must_be_present():

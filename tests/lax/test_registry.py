@@ -89,9 +89,6 @@ def test_every_live_primitive_is_held_by_a_module():
 # Known gaps: slot -> {primitive name: why it has no (real) rule}
 
 
-_NO_NAMED_AXES = ("only vmap binds axis names (no pmap): its batching rules rewrite the "
-                  "collective away, and abstract eval rejects an unbound name, so a "
-                  "single-replica program has nothing to lower it to")
 _CUSTOM_LIN = ("the tangent part of a custom_vjp function's JVP: it is only transposed; "
                "forward mode of a custom_vjp function is an error, as in JAX")
 _COMBINER = ("its jaxpr is a scalar combiner applied per element, not a body over the "
@@ -103,9 +100,6 @@ GAPS = {
     "lowering": {
         **dict.fromkeys(("new_ref", "empty_ref", "free_ref", "freeze", "get", "swap",
                          "addupdate", "broadcast_to"), _DISCHARGED),
-        "axis_index": _NO_NAMED_AXES,
-        "all_gather": _NO_NAMED_AXES,
-        "ppermute": _NO_NAMED_AXES,
         "custom_lin": "raises JAX's TypeError (forward mode of a custom_vjp function) when "
                       "a jvp of one is compiled",
     },
@@ -177,6 +171,12 @@ NO_SPEC = {
     "scaled_dot": "lax/test_scaled_dot.py",
     **dict.fromkeys(("create_token", "after_all"), "lax/test_tokens.py"),  # Tok operands
     "device_put": "lax/test_device_put.py",  # jaxprs print device placements
+    # Over several devices: tests/multidevice runs with 8 forced CPU devices.
+    "sharding_constraint": "multidevice/test_sharding.py",
+    **dict.fromkeys(("reduce_scatter", "all_to_all", "pbroadcast", "pvary"),
+                    "lax/test_parallel_collectives.py"),
+    "shard_map": "multidevice/test_shard_map.py",
+    "inspect_sharding": "multidevice/test_visualize.py",
     **dict.fromkeys(("pure_callback", "io_callback"), "debugging/test_callbacks.py"),
     **dict.fromkeys(("debug_callback", "debug_print"), "debugging/test_debug_print.py"),
     "check": "debugging/test_checkify.py",

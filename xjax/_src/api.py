@@ -22,7 +22,11 @@ from xjax._src import traceback_util
 from xjax._src import tree_util
 from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
                                 fun_signature, infer_argnums_and_argnames, shaped_abstractify)
-from xjax._src.array import Array, SingleDeviceSharding
+from xjax._src.array import Array
+from xjax._src.sharding import spmd
+from xjax._src.sharding.mesh import get_concrete_mesh
+from xjax._src.sharding.partition_spec import PartitionSpec
+from xjax._src.sharding.shardings import NamedSharding, Sharding, SingleDeviceSharding
 from xjax._src.config import config
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
@@ -194,7 +198,8 @@ def clear_caches() -> None:
       for cache in caches:
         cache.clear()
   for cache in (jit_module._jaxpr_executables, jit_module._jvp_jaxprs, dispatch._primitive_cache,
-                common._trace_cache, loops._scan_bodies, loops._while_bodies):
+                common._trace_cache, loops._scan_bodies, loops._while_bodies,
+                spmd._executables):
     cache.clear()
 
 
@@ -387,7 +392,7 @@ def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None
   """
   leaves, tree = tree_util.tree_flatten(x)
   device_given_whole = device is None or backend.is_device(device) or isinstance(
-      device, SingleDeviceSharding)
+      device, (Sharding, PartitionSpec))
   if device_given_whole:
     devices = [device] * len(leaves)
   else:
@@ -417,11 +422,21 @@ def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None
 
 
 def _placement_device(device):
-  """The device of a device_put target (None, a Device or a sharding)."""
+  """The placement of a device_put target: None, a Device, or a multi-device sharding
+  (a bare PartitionSpec is over the context mesh)."""
   if device is None or backend.is_device(device):
     return device
   if isinstance(device, SingleDeviceSharding):
-    return device.device
+    return device._device
+  if isinstance(device, Sharding):
+    return device
+  if isinstance(device, PartitionSpec):
+    mesh = get_concrete_mesh()
+    if mesh is None:
+      raise ValueError(f"device_put was given the PartitionSpec {device!r} outside any mesh "
+                       "context: set one with `jax.set_mesh(mesh)` or pass "
+                       "`NamedSharding(mesh, spec)`.")
+    return NamedSharding(mesh, device)
   raise ValueError(
       "`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, `jax.Device`, "
       "`Format`, `jax.memory.Space` or a pytree of these values. Received invalid "

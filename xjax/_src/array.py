@@ -1,8 +1,11 @@
-"""`Array`: an immutable array living on one device.
+"""`Array`: an immutable array on one device or split over several.
 
 An Array holds a jaxlib device buffer, its aval (shape, dtype, weak type),
 its device and whether it is committed to that device (placed there by
 `device_put` with an explicit device, or computed from committed inputs).
+An array over several devices has no single device: its `_sharding` (a
+`NamedSharding`, say) tells where each piece lives, and its buffer is
+jaxlib's multi-device container of one buffer per device.
 Operators and NumPy-style methods are installed by
 `xjax._src.numpy.array_methods`.
 """
@@ -16,6 +19,7 @@ from xjax._src import backend
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src.config import config
+from xjax._src.sharding.shardings import SingleDeviceSharding
 
 
 class Array:
@@ -24,15 +28,17 @@ class Array:
   Printed as ``Array([1., 2.], dtype=float32)``. Immutable: use ``x.at[idx]``
   to make updated copies.
   """
-  __slots__ = ("_buf", "aval", "_device", "_committed", "_npy", "__weakref__")
+  __slots__ = ("_buf", "aval", "_device", "_committed", "_npy", "_sharding", "__weakref__")
   __array_priority__ = 100
 
-  def __init__(self, buf, aval: core.ShapedArray, device, committed: bool = False):
+  def __init__(self, buf, aval: core.ShapedArray, device, committed: bool = False,
+               sharding=None):
     self._buf = buf
     self.aval = aval
-    self._device = device
+    self._device = device  # None for an array over several devices
     self._committed = committed
     self._npy = None
+    self._sharding = sharding  # None: the whole array on `device`
 
   shape = property(lambda self: self.aval.shape)
   dtype = property(lambda self: self.aval.dtype)
@@ -45,30 +51,45 @@ class Array:
 
   @property
   def device(self):
-    """The device holding this array."""
-    return self._device
+    """The device holding this array; its sharding when it spans several devices."""
+    return self._device if self._sharding is None else self._sharding
 
   def devices(self) -> set:
-    """The set of devices holding this array (one, for a single-device array)."""
-    return {self._device}
+    """The set of devices holding this array."""
+    return {self._device} if self._sharding is None else self._sharding.device_set
 
   @property
   def sharding(self):
-    return SingleDeviceSharding(self._device)
+    """Where each piece of the array lives (mirrors `jax.Array.sharding`)."""
+    if self._sharding is None:
+      return SingleDeviceSharding(self._device)
+    return self._sharding
+
+  @property
+  def global_shards(self) -> list:
+    """One `Shard` per device: its device, index into the array, replica id and data."""
+    if self._sharding is None:
+      return [Shard(self._device, (slice(None),) * self.ndim, 0, self)]
+    self._check_alive()
+    sharding = self._sharding
+    pairs = sharding._tile_description(self.ndim).indices(self.shape, sharding.num_devices)
+    bufs = backend.single_device_buffers(self._buf)
+    shard_aval = self.aval.update(shape=sharding.shard_shape(self.shape))
+    return [Shard(d, index, replica, Array(b, shard_aval, d, True))
+            for d, (index, replica), b in zip(sharding._device_assignment, pairs, bufs)]
 
   @property
   def addressable_shards(self) -> list:
-    """The shards on this process's devices: one, the whole array (mirrors `jax.Array`)."""
-    return [Shard(self._device, (slice(None),) * self.ndim, 0, self)]
-
-  global_shards = addressable_shards
+    """The shards on this process's devices (mirrors `jax.Array.addressable_shards`)."""
+    shards = self.global_shards
+    if self._sharding is None:
+      return shards
+    mine = self._sharding.addressable_devices
+    return [s for s in shards if s.device in mine]
 
   def addressable_data(self, index: int) -> Array:
-    """The data of addressable shard `index` (only 0 for a single-device array)."""
-    if index != 0:
-      raise IndexError(f"list index out of range: {index} (a single-device array has one "
-                       "shard)")
-    return self
+    """The data of addressable shard `index`."""
+    return self.addressable_shards[index].data
 
   def to_device(self, device, *, stream=None) -> Array:
     """The array on `device`, committed there (mirrors `jax.Array.to_device`).
@@ -84,11 +105,11 @@ class Array:
 
   @property
   def is_fully_replicated(self) -> bool:
-    return True
+    return self._sharding is None or self._sharding.is_fully_replicated
 
   @property
   def is_fully_addressable(self) -> bool:
-    return True
+    return self._sharding is None or self._sharding.is_fully_addressable
 
   # -- host access -------------------------------------------------------------
 
@@ -99,9 +120,26 @@ class Array:
       self._check_alive()
       if self.aval.dtype == dtypes.float0:  # stored as bool zeros on the device
         self._npy = np.zeros(self.aval.shape, dtypes.float0)
-      else:
+      elif self._sharding is None:
         self._npy = backend.to_numpy(self._buf)
+      else:
+        self._npy = self._gather()
     return self._npy
+
+  def _gather(self) -> np.ndarray:
+    """The whole array on the host, from the first replica of each shard."""
+    if not self.is_fully_addressable:
+      raise RuntimeError("Fetching value for `jax.Array` that spans non-addressable (non "
+                         "process local) devices is not possible. You can use "
+                         "`jax.experimental.multihost_utils.process_allgather` to print the "
+                         "global array or use `.addressable_shards` method of jax.Array to "
+                         "inspect the addressable (process local) shards.")
+    out = np.empty(self.shape, self.dtype)
+    for shard in self.global_shards:
+      if shard.replica_id == 0:
+        out[shard.index] = backend.to_numpy(shard.data._buf)
+    out.flags.writeable = False
+    return out
 
   def _check_alive(self):
     if self.is_deleted():
@@ -118,6 +156,9 @@ class Array:
   def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     """A DLPack capsule sharing the device buffer (mirrors `jax.Array.__dlpack__`)."""
     self._check_alive()
+    if self._sharding is not None:
+      raise BufferError("__dlpack__ is only supported for arrays on a single device, not "
+                        f"{self._sharding!r}")
     return backend.to_dlpack(self._buf)
 
   def __dlpack_device__(self) -> tuple[int, int]:
@@ -149,7 +190,11 @@ class Array:
   def copy_to_host_async(self) -> None:
     """Starts copying the values to the host without waiting."""
     if self._npy is None:
-      backend.copy_to_host_async(self._buf)
+      if self._sharding is None:
+        backend.copy_to_host_async(self._buf)
+      else:
+        for buf in backend.single_device_buffers(self._buf):
+          backend.copy_to_host_async(buf)
 
   def is_ready(self) -> bool:
     self._check_alive()
@@ -267,27 +312,6 @@ class Shard:
   def __repr__(self):
     return (f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, "
             f"data={self.data})")
-
-
-class SingleDeviceSharding:
-  """The placement of a single-device array (mirrors `jax.sharding.SingleDeviceSharding`)."""
-  __slots__ = ("device",)
-
-  def __init__(self, device):
-    self.device = device
-
-  @property
-  def device_set(self) -> set:
-    return {self.device}
-
-  def __eq__(self, other):
-    return isinstance(other, SingleDeviceSharding) and other.device == self.device
-
-  def __hash__(self):
-    return hash(self.device)
-
-  def __repr__(self):
-    return f"SingleDeviceSharding(device={self.device!r})"
 
 
 core.pytype_aval_mappings[Array] = lambda x: x.aval

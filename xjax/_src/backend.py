@@ -2,7 +2,9 @@
 
 It offers devices, host-to-device transfer, compilation of StableHLO text,
 execution and device-to-host transfer. Nothing of jaxlib's own tracing,
-pytree, jit or sharding logic is used.
+pytree, jit or sharding logic is used: its multi-device array and
+GSPMDSharding containers only carry buffers laid out as xjax's own shardings
+(`xjax._src.sharding`) say.
 """
 from __future__ import annotations
 
@@ -67,6 +69,8 @@ def _make_client():
         f"'cpu' platform here (requested platforms: {','.join(requested)}). "
         "Set JAX_PLATFORMS=cpu.")
   count = _cpu_device_count()
+  if count is None and config.jax_num_cpu_devices is not None and config.jax_num_cpu_devices > 0:
+    count = int(config.jax_num_cpu_devices)
   if count is None:
     return xla_client.make_cpu_client()
   return xla_client.make_cpu_client(num_devices=count)
@@ -158,20 +162,33 @@ def _parse_module(mlir_text: str):
 
 
 def compile_module(mlir_text: str, device, host_callbacks=(), compiler_options=()):
-  """Compiles StableHLO module text for one device.
+  """Compiles StableHLO module text for one device, or for several.
 
-  `host_callbacks` are the Python functions the module's
-  ``xla_ffi_python_cpu_callback`` custom calls name by index; each takes and
-  returns NumPy arrays (a tuple of them). `compiler_options` are (XLA option
-  name, value) pairs, e.g. ``(("xla_cpu_enable_fast_math", True),)``; an
-  unknown name raises XLA's error.
+  `device` is one device, or a tuple of devices: the module is then one
+  SPMD program over them (its ``mhlo.num_partitions`` is their number; its
+  Shardy attributes say how arguments and results are split; XLA's SPMD
+  partitioner inserts the collectives). `host_callbacks` are the Python
+  functions the module's ``xla_ffi_python_cpu_callback`` custom calls name by
+  index; each takes and returns NumPy arrays (a tuple of them).
+  `compiler_options` are (XLA option name, value) pairs, e.g.
+  ``(("xla_cpu_enable_fast_math", True),)``; an unknown name raises XLA's error.
   """
   options = xla_client.CompileOptions()
   if compiler_options:
     options.env_option_overrides = list(compiler_options)
-  # Without an explicit assignment the single replica runs on device 0.
-  options.device_assignment = xla_client.DeviceAssignment.create(np.array([[device.id]]))
-  devices = xla_client.DeviceList((device,))
+  if isinstance(device, tuple):
+    build = options.executable_build_options
+    build.num_partitions = len(device)
+    build.num_replicas = 1
+    build.use_spmd_partitioning = True
+    build.use_shardy_partitioner = True
+    options.device_assignment = xla_client.DeviceAssignment.create(
+        np.array([[d.id for d in device]]))
+    devices = xla_client.DeviceList(device)
+  else:
+    # Without an explicit assignment the single replica runs on device 0.
+    options.device_assignment = xla_client.DeviceAssignment.create(np.array([[device.id]]))
+    devices = xla_client.DeviceList((device,))
   if host_callbacks:
     return client().compile_and_load(_parse_module(mlir_text), devices, options,
                                      list(host_callbacks))
@@ -192,6 +209,96 @@ def result_handlers(avals, device, committed: bool) -> list:
   return [_jax.array_result_handler(_HostAval(a.shape, np.dtype(np.bool_)) if _is_float0(a.dtype)
                                     else a, sharding, committed, _skip_checks=True)
           for a in avals]
+
+
+# ----------------------------------------------------------------------------
+# Arrays over several devices
+
+
+def hlo_sharding(tiles):
+  """XLA's HloSharding for a `sharding.shardings.TileDescription`."""
+  if tiles.is_replicated:
+    return xla_client.HloSharding.replicate()
+  op = xla_client.OpSharding()
+  op.type = xla_client.OpSharding.Type.OTHER
+  op.tile_assignment_dimensions = list(tiles.tile_dims)
+  op.tile_assignment_devices = list(tiles.devices)
+  op.replicate_on_last_tile_dim = tiles.replicate_last
+  return xla_client.HloSharding.from_proto(op)
+
+
+def describe_sharding(op_sharding):
+  """(tile_dims, devices, replicate_last) of an executable's OpSharding; None when it
+  is something else (manual, maximal, tuple)."""
+  h = xla_client.HloSharding.from_proto(op_sharding)
+  if h.is_replicated():
+    return (), (0,), False
+  if not h.is_tiled() or h.subgroup_types() or h.tuple_elements():
+    if h.subgroup_types() == [xla_client.OpSharding.Type.REPLICATED]:
+      pass
+    else:
+      return None
+  return tuple(h.tile_assignment_dimensions()), tuple(h.tile_assignment_devices()), \
+      bool(h.replicate_on_last_tile_dim())
+
+
+@functools.lru_cache(maxsize=4096)
+def _gspmd_sharding(devices: tuple, tiles):
+  return _jax.GSPMDSharding(xla_client.DeviceList(devices), hlo_sharding(tiles))
+
+
+def put_sharded(parts, devices: tuple, aval, tiles, committed: bool = True):
+  """One multi-device array from host pieces: `parts[i]` (NumPy) goes to `devices[i]`."""
+  # One transfer per device, then assembled: jaxlib's batched put of a partially
+  # replicated GSPMDSharding calls back into JAX's Python, which is not loaded.
+  if _is_float0(aval.dtype):
+    aval = _HostAval(aval.shape, np.dtype(np.bool_))
+  bufs = [transfer_to_device(p, d) for p, d in zip(parts, devices)]
+  return assemble(aval, devices, tiles, bufs, committed)
+
+
+def assemble(aval, devices: tuple, tiles, buffers, committed: bool = True):
+  """One multi-device array from single-device buffers (`buffers[i]` on `devices[i]`)."""
+  return _jax.ArrayImpl(aval, _gspmd_sharding(devices, tiles), list(buffers), committed,
+                        _skip_checks=True)
+
+
+def single_device_buffers(buffer) -> list:
+  """The per-device buffers of a (multi-device) array, in its devices' order."""
+  return list(buffer._arrays)
+
+
+def copy_to_device(buffer, device):
+  """A single-device buffer copied to `device`, device to device."""
+  return _jax.batched_copy_array_to_devices_with_sharding(
+      [buffer], [xla_client.DeviceList((device,))], [_jax.SingleDeviceSharding(device)],
+      [_jax.ArrayCopySemantics.ALWAYS_COPY])[0]
+
+
+def sharded_result_handlers(avals, devices: tuple, tiles, committed: bool) -> list:
+  """Handlers assembling each output of an SPMD execution as a multi-device array."""
+  return [_jax.array_result_handler(_HostAval(a.shape, np.dtype(np.bool_)) if _is_float0(a.dtype)
+                                    else a, _gspmd_sharding(devices, t), committed,
+                                    _skip_checks=True)
+          for a, t in zip(avals, tiles)]
+
+
+def parameter_and_output_shardings(executable):
+  """The OpShardings XLA chose for the arguments and the results of an SPMD executable."""
+  return executable.get_parameter_shardings(), executable.get_output_shardings()
+
+
+def inspect_sharding_key(callback):
+  """The ``backend_config`` of an ``InspectSharding`` custom call, and what to keep alive.
+
+  XLA's SPMD partitioner calls `callback(op_sharding)` (an OpSharding, as
+  `describe_sharding` reads it) with the sharding it chose for the call's
+  operand, then removes the call. jaxlib's key borrows the function it calls:
+  the caller keeps the returned function alive until the module is compiled.
+  """
+  def on_sharding(hlo_sharding):
+    callback(hlo_sharding.to_proto())
+  return _jax.encode_inspect_sharding_callback(on_sharding), on_sharding
 
 
 def execute(executable, buffers, handlers):

@@ -25,6 +25,12 @@ def _parse_bool(name: str, text: str) -> bool:
   raise ValueError(f"invalid truth value {text!r} for environment variable {name}")
 
 
+def _backend_started() -> bool:
+  import sys
+  backend = sys.modules.get("xjax._src.backend")
+  return backend is not None and backend._client is not None
+
+
 class _Flag:
   """One configuration flag: its default, environment variable, parser and allowed values."""
   __slots__ = ("name", "default", "env", "kind", "help", "choices")
@@ -71,6 +77,12 @@ _FLAGS = [
           help="Comma-separated list of platforms to initialise, e.g. 'cpu'."),
     _Flag("jax_platform_name", None, "JAX_PLATFORM_NAME", kind=str,
           help="Deprecated alias of jax_platforms selecting one platform."),
+    _Flag("jax_num_cpu_devices", -1, "JAX_NUM_CPU_DEVICES", kind=int,
+          help="Number of CPU devices to create (set it before the first computation); "
+          "-1: one, or what XLA_FLAGS' --xla_force_host_platform_device_count says."),
+    _Flag("jax_use_shardy_partitioner", True, "JAX_USE_SHARDY_PARTITIONER",
+          help="Partition multi-device programs with Shardy (the only partitioner xjax "
+          "lowers for: its sdy attributes carry the shardings)."),
     _Flag("jax_default_device", None, None, kind=object,
           help="Device on which uncommitted values are placed."),
     _Flag("jax_default_matmul_precision", None, "JAX_DEFAULT_MATMUL_PRECISION", kind=str,
@@ -175,6 +187,9 @@ class Config:
       else:
         raise TypeError(f"config option {name} takes a bool, got {type(value).__name__}")
     flag.check(value)
+    if name == "jax_num_cpu_devices" and value != self._values[name] and _backend_started():
+      raise RuntimeError("jax_num_cpu_devices config should be updated before backends are "
+                         "initialized.")
     with self._lock:
       self._values[name] = value
       self._sync_fast_attributes()

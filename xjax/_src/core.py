@@ -29,28 +29,47 @@ from xjax._src.config import config
 # Abstract values
 
 
+_no_sharding = object()  # `ShapedArray.update`'s default: keep the sharding where it still fits
+
+
+def sharding_rule_hook(prim, avals, params, out):  # replaced by sharding.rules
+  return out
+
+
+class ShardingTypeError(TypeError):
+  """Operands whose shardings (on Explicit mesh axes) give no well-defined result sharding."""
+
+
 class ShapedArray:
   """The abstract value of an array: its shape, dtype and weak type.
 
   Mirrors `jax.core.ShapedArray`. Immutable and hashable (the hash is cached:
-  avals are keys of the jit and dispatch caches).
+  avals are keys of the jit and dispatch caches). `sharding` is set only for
+  arrays split over Explicit mesh axes: a NamedSharding over the abstract
+  mesh with one spec entry per dimension (printed ``float32[8@x,4]``); the
+  sharding rules (`xjax._src.sharding.rules`) carry it through primitives.
   """
-  __slots__ = ("shape", "dtype", "weak_type", "_hash")
+  __slots__ = ("shape", "dtype", "weak_type", "sharding", "_hash")
   array_abstraction_level = 1
 
-  def __init__(self, shape, dtype, weak_type: bool = False):
+  def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
     self.shape = tuple(shape)
     self.dtype = np.dtype(dtype)
     self.weak_type = bool(weak_type)
-    self._hash = hash((self.shape, self.dtype, self.weak_type))
+    self.sharding = sharding
+    self._hash = hash((self.shape, self.dtype, self.weak_type) if sharding is None else
+                      (self.shape, self.dtype, self.weak_type, sharding))
 
   ndim = property(lambda self: len(self.shape))
   size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
-  def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+  def update(self, shape=None, dtype=None, weak_type=None, sharding=_no_sharding) -> ShapedArray:
+    """A copy with the given fields replaced; a new shape drops the sharding unless one is given."""
+    if sharding is _no_sharding:
+      sharding = self.sharding if shape is None or tuple(shape) == self.shape else None
     return ShapedArray(self.shape if shape is None else shape,
                        self.dtype if dtype is None else dtype,
-                       self.weak_type if weak_type is None else weak_type)
+                       self.weak_type if weak_type is None else weak_type, sharding)
 
   def update_weak_type(self, weak_type: bool) -> ShapedArray:
     return self if weak_type == self.weak_type else self.update(weak_type=weak_type)
@@ -60,17 +79,28 @@ class ShapedArray:
 
   def __eq__(self, other):
     return (type(other) is ShapedArray and self.shape == other.shape
-            and self.dtype == other.dtype and self.weak_type == other.weak_type)
+            and self.dtype == other.dtype and self.weak_type == other.weak_type
+            and self.sharding == other.sharding)
 
   def __hash__(self):
     return self._hash
 
   def str_short(self, short_dtypes: bool = False) -> str:
-    """``float32[3,4]`` (or ``f32[3,4]`` with short dtypes)."""
+    """``float32[3,4]`` (or ``f32[3,4]`` with short dtypes; ``float32[8@x,4]`` when split)."""
     name = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
     if self.dtype == dtypes.float0:
       name = "float0"
-    return f"{name}[{','.join(str(d) for d in self.shape)}]"
+    if self.sharding is None:
+      return f"{name}[{','.join(str(d) for d in self.shape)}]"
+    dims = []
+    for d, entry in zip(self.shape, self.sharding.spec):
+      if entry is None:
+        dims.append(str(d))
+      elif isinstance(entry, tuple):
+        dims.append(f"{d}@({','.join(map(str, entry))})")
+      else:
+        dims.append(f"{d}@{entry}")
+    return f"{name}[{','.join(dims)}]"
 
   def __repr__(self):
     weak = ", weak_type=True" if self.weak_type else ""
@@ -311,7 +341,16 @@ class Primitive:
     return fn
 
   def def_abstract_eval(self, fn):
-    self.abstract_eval = fn
+    prim = self
+
+    def abstract_eval(*avals, **params):
+      out = fn(*avals, **params)
+      for a in avals:
+        if getattr(a, "sharding", None) is not None:  # split over Explicit mesh axes
+          return sharding_rule_hook(prim, avals, params, out)
+      return out
+    abstract_eval.__wrapped__ = fn
+    self.abstract_eval = abstract_eval
     return fn
 
   def def_jvp(self, fn):

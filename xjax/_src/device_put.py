@@ -16,7 +16,10 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src import dispatch
-from xjax._src.array import Array, SingleDeviceSharding
+from xjax._src.array import Array
+from xjax._src.sharding import rules
+from xjax._src.sharding import spmd
+from xjax._src.sharding.shardings import NamedSharding, Sharding, SingleDeviceSharding
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 
@@ -51,11 +54,18 @@ def copy_semantics(donate: bool, may_alias) -> ArrayCopySemantics:
 
 def target_device(device):
   """The device of a placement (None, a Device or a single-device sharding)."""
-  return device.device if isinstance(device, SingleDeviceSharding) else device
+  return device._device if isinstance(device, SingleDeviceSharding) else device
 
 
 def place(leaf, device, semantics: ArrayCopySemantics):
-  """`leaf` (a concrete value) as an Array on `device` (None: the default, uncommitted)."""
+  """`leaf` (a concrete value) as an Array on `device` (None: the default, uncommitted; a
+  Sharding: split over its devices)."""
+  if isinstance(device, Sharding):
+    placed = spmd.place(leaf, device)
+    if (placed is not leaf and semantics is ArrayCopySemantics.DONATE_INPUT
+        and type(leaf) is Array and placed._buf is not leaf._buf):
+      leaf.delete()
+    return placed
   placed = dispatch.device_put_value(leaf, device)
   if placed is leaf and semantics is ArrayCopySemantics.ALWAYS_COPY:
     placed = dispatch.device_put_value(np.asarray(leaf), device, weak_type=leaf.weak_type,
@@ -71,11 +81,23 @@ def _device_put_impl(*xs, devices, srcs, copy_semantics):
 
 
 def _device_put_abstract_eval(*avals, devices, srcs, copy_semantics):
-  return list(avals)
+  out = []
+  for a, d in zip(avals, devices):
+    if isinstance(d, Sharding) and not isinstance(d, SingleDeviceSharding):
+      d.check_shape(a.shape)
+      a = a.update(sharding=rules.aval_sharding(d, len(a.shape)))
+    out.append(a)
+  return out
 
 
 def _device_put_lowering(ctx, *xs, devices, srcs, copy_semantics):
-  return list(xs)  # one device, one memory: nothing moves
+  if ctx.module.spmd is None or ctx.module.axis_context is not None:
+    return list(xs)  # one device, one memory: nothing moves
+  # Over a mesh: a leaf put on a sharding is laid out so.
+  return [ctx.op1("sdy.sharding_constraint", [x], x.type,
+                  f"sharding = {d.sdy_text(len(a.shape))}")
+          if isinstance(d, NamedSharding) else x
+          for x, d, a in zip(xs, devices, ctx.avals_in)]
 
 
 def _device_put_transpose(cts, *args, devices, srcs, copy_semantics):

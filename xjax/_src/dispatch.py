@@ -19,7 +19,10 @@ from xjax._src import dtypes
 from xjax._src.array import Array, Token, deleted_array_error
 from xjax._src.config import config, transfer_guard_level
 from xjax._src.interpreters import lowering
+from xjax._src.sharding import spmd
 from xjax._src.state import types as state_types
+
+SPMD = spmd.SPMD
 
 # ----------------------------------------------------------------------------
 # Devices and placement
@@ -69,10 +72,13 @@ def pick_device(args, name: str):
   """The device a computation on `args` runs on, and whether its result is committed.
 
   Committed inputs decide (they must agree); otherwise the default device.
+  `SPMD` when an argument spans several devices (see `sharding.spmd`).
   """
   committed = None
   for a in args:
     if type(a) is Array and a._committed:
+      if a._sharding is not None:
+        return SPMD, True
       if committed is None:
         committed = a._device
       elif a._device != committed:
@@ -90,6 +96,8 @@ def to_buffer(x, device):
   if type(x) is Array:
     if x._device == device:
       return x._buf
+    if x._sharding is None and x._npy is None:
+      return backend.copy_to_device(x._buf, device)
     return backend.transfer_to_device(x._value, device)
   if isinstance(x, core.Tracer):
     raise core.escaped_tracer_error(x)
@@ -137,6 +145,8 @@ def device_put_value(x, device=None, weak_type=None, committed=None) -> Array:
     x._check_alive()
     if x._device == target and (x._committed == committed or not committed):
       return x if x._committed == committed else Array(x._buf, x.aval, target, committed)
+    if x._sharding is None and x._npy is None:  # device to device
+      return Array(backend.copy_to_device(x._buf, target), x.aval, target, committed)
     return Array(backend.transfer_to_device(x._value, target), x.aval, target, committed)
   aval = core.get_aval(x)
   if weak_type is not None:
@@ -252,6 +262,8 @@ _PRIMITIVE_CACHE_SIZE = 4096
 def apply_primitive(prim: core.Primitive, args, params):
   """Runs `prim` eagerly on concrete arguments (the EvalTrace's default impl)."""
   device, committed = pick_device(args, prim.name)
+  if device is SPMD:
+    return spmd.apply_primitive(prim, args, params)
   avals = tuple(a.aval if type(a) is Array else core.get_aval(a) for a in args)
   key = (prim, tuple(params.items()), avals, device)
   try:

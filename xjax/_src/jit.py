@@ -30,6 +30,11 @@ from xjax._src.config import config
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.sharding import constraints
+from xjax._src.sharding import spmd
+from xjax._src.sharding.mesh import get_concrete_mesh
+from xjax._src.sharding.partition_spec import PartitionSpec
+from xjax._src.sharding.shardings import NamedSharding, Sharding
 from xjax._src.state import types as state_types
 from xjax._src import backend
 
@@ -42,6 +47,8 @@ _backend = backend  # `jit` has an argument of that name
 
 def _jit_impl(*args, jaxpr, name, donated_invars, inline, keep_unused):
   device, committed = dispatch.pick_device(args, name)
+  if device is dispatch.SPMD or constraints.jaxpr_mesh(jaxpr.jaxpr) is not None:
+    return _run_spmd_jaxpr(jaxpr, name, args)
   exe = _compiled_jaxpr(jaxpr, device, name)
   outs = exe.run([dispatch.to_buffer(a, device) for a in args], committed)
   if config.jax_debug_nans or config.jax_debug_infs:
@@ -58,6 +65,19 @@ def _compiled_jaxpr(jaxpr: core.ClosedJaxpr, device, name: str):
   if exe is None:
     exe = per_device[device] = dispatch.compile_jaxpr(jaxpr, device, f"jit_{name}")
   return exe
+
+
+def _run_spmd_jaxpr(jaxpr: core.ClosedJaxpr, name: str, args):
+  """A nested jit's jaxpr run eagerly as one program over the mesh its arguments (or its
+  own equations) name."""
+  in_shardings = tuple(spmd.in_shardings_of(args, name))
+  per_jaxpr = _jaxpr_executables.setdefault(jaxpr, {})
+  exe = per_jaxpr.get(in_shardings)
+  if exe is None:
+    mesh = spmd.mesh_of(args, name) or constraints.jaxpr_mesh(jaxpr.jaxpr)
+    exe = per_jaxpr[in_shardings] = spmd.compile_spmd(
+        jaxpr, mesh, in_shardings, [None] * len(jaxpr.out_avals), f"jit_{name}")
+  return exe.run(list(args))
 
 
 jit_p = core.Primitive("jit", multiple_results=True)
@@ -177,13 +197,15 @@ jit_p.pp_eqn = _jit_pp_eqn
 
 
 class _CacheEntry:
-  __slots__ = ("executable", "out_tree", "donate_mask", "jaxpr")
+  __slots__ = ("executable", "out_tree", "donate_mask", "jaxpr", "by_leaves")
 
-  def __init__(self, executable, out_tree, donate_mask, jaxpr):
+  def __init__(self, executable, out_tree, donate_mask, jaxpr, by_leaves=False):
     self.executable = executable
     self.out_tree = out_tree
     self.donate_mask = donate_mask
     self.jaxpr = jaxpr
+    # An SPMD executable (the jaxpr names a mesh) takes the argument leaves themselves.
+    self.by_leaves = by_leaves
 
 
 _function_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -218,11 +240,12 @@ class Jitted:
   __slots__ = ("_fun", "_sig", "_static_argnums", "_static_argnames", "_donate_argnums",
                "_donate_argnames", "_inline", "_keep_unused", "_device", "_name",
                "_has_statics", "_inline_fast", "_cache", "_jaxpr_cache", "_converted",
-               "_compiler_options",
+               "_compiler_options", "_in_shardings", "_out_shardings", "_sharded",
                "__dict__", "__weakref__")
 
   def __init__(self, fun, static_argnums, static_argnames, donate_argnums,
-               donate_argnames, inline, keep_unused, device, compiler_options=()):
+               donate_argnames, inline, keep_unused, device, compiler_options=(),
+               in_shardings=None, out_shardings=None):
     check_callable(fun)
     functools.update_wrapper(self, fun)
     self._fun = fun
@@ -240,13 +263,17 @@ class Jitted:
     self._keep_unused = keep_unused
     self._device = device
     self._compiler_options = compiler_options
+    self._in_shardings = in_shardings
+    self._out_shardings = out_shardings
+    self._sharded = in_shardings is not None or out_shardings is not None
     self._name = fun_name(fun)
     self._has_statics = bool(self._static_argnums or self._static_argnames)
     self._inline_fast = inline and not self._has_statics
     # As in JAX, caches belong to the function (and options), not to this
     # wrapper: `jit(f)(x)` twice with new wrappers traces once.
     options = (self._static_argnums, self._static_argnames, self._donate_argnums,
-               self._donate_argnames, inline, keep_unused, device, compiler_options)
+               self._donate_argnames, inline, keep_unused, device, compiler_options,
+               _hashable_tree(in_shardings), _hashable_tree(out_shardings))
     self._cache, self._jaxpr_cache, self._converted = _caches_for(fun, options)
 
   def __get__(self, obj, objtype=None):
@@ -353,6 +380,8 @@ class Jitted:
     device, committed = dispatch.pick_device(leaves, self._name)
     if self._device is not None:
       device, committed = self._device, True
+    if device is dispatch.SPMD:
+      return avals, device, committed, None
     return avals, device, committed, [dispatch.to_buffer(x, device) for x in leaves]
 
   def _avals(self, leaves, dyn_args, dyn_kwargs):
@@ -390,6 +419,8 @@ class Jitted:
       if core.trace_ctx.trace is not core.eval_trace:
         in_tree = tree_util.PyTreeDef(root, len(leaves))
         return self._bind(statics, dyn_args, dyn_kwargs, leaves, in_tree)
+      if self._sharded:
+        return self._call_spmd(statics, dyn_args, dyn_kwargs, leaves, root, flags_key)
       if self._device is None:
         # The common case in one loop: uncommitted Arrays on the default device.
         device, committed = dispatch.default_device(), False
@@ -402,6 +433,8 @@ class Jitted:
           buffers.append(x._buf)
       else:
         avals, device, committed, buffers = self._signature(leaves, dyn_args, dyn_kwargs)
+      if device is dispatch.SPMD:
+        return self._call_spmd(statics, dyn_args, dyn_kwargs, leaves, root, flags_key)
       avals = tuple(avals)
       # The bare tree node, not a PyTreeDef: tuples hash and compare at C speed.
       key = (root, avals, statics, device, flags_key)
@@ -412,7 +445,8 @@ class Jitted:
           del self._cache[next(iter(self._cache))]
         entry = self._cache[key] = self._compile(statics, dyn_args, dyn_kwargs, leaves,
                                                  in_tree, avals, device)
-      outs = entry.executable.run(buffers, committed)
+      outs = (entry.executable.run(leaves) if entry.by_leaves
+              else entry.executable.run(buffers, committed))
       if entry.donate_mask is not None:
         _mark_donated(leaves, entry.donate_mask)
       if check_nans:
@@ -424,8 +458,118 @@ class Jitted:
       traceback_util.filter_traceback(e)
       raise
 
+  # -- over several devices ---------------------------------------------------
+
+  def _call_spmd(self, statics, dyn_args, dyn_kwargs, leaves, root, flags_key):
+    """A call whose arguments or shardings span several devices: one SPMD program."""
+    avals = self._avals(leaves, dyn_args, dyn_kwargs)
+    in_shardings = self._leaf_in_shardings(dyn_args, dyn_kwargs, leaves)
+    key = ("spmd", root, avals, statics, in_shardings, flags_key)
+    entry = _lookup(self._cache, key, statics) if statics else self._cache.get(key)
+    if entry is None:
+      in_tree = tree_util.PyTreeDef(root, len(leaves))
+      if len(self._cache) >= _CACHE_SIZE:
+        del self._cache[next(iter(self._cache))]
+      entry = self._cache[key] = self._compile_spmd(statics, dyn_args, dyn_kwargs, leaves,
+                                                    in_tree, avals, in_shardings)
+    outs = entry.executable.run(leaves)
+    if entry.donate_mask is not None:
+      _mark_donated(leaves, entry.donate_mask)
+    return entry.out_tree.unflatten(outs)
+
+  def _leaf_in_shardings(self, dyn_args, dyn_kwargs, leaves) -> tuple:
+    """Per argument leaf: jit's in_sharding for it, else the sharding it is committed to,
+    else None (XLA chooses).
+
+    Raises:
+      ValueError: JAX's errors for in_shardings that are not a prefix of the positional
+        arguments, for kwargs with in_shardings, and for a committed argument whose
+        sharding differs from its in_sharding.
+    """
+    own = spmd.in_shardings_of(leaves, self._name)
+    if self._in_shardings is None:
+      return tuple(own)
+    if dyn_kwargs:
+      raise ValueError("pjit does not support kwargs when in_shardings is specified.")
+    spec = _resolve_specs(self._in_shardings, "in_shardings")
+    if isinstance(spec, tuple) and not isinstance(spec, PartitionSpec) and len(spec) != len(
+        dyn_args):
+      raise ValueError(
+          "pjit in_shardings specification must be a tree prefix of the positional arguments "
+          "tuple. In particular, pjit in_shardings must either be a Sharding, a PartitionSpec, "
+          f"or a tuple of length equal to the number of positional arguments. But pjit "
+          f"in_shardings is the wrong length: got a tuple or list of length {len(spec)} for an "
+          f"args tuple of length {len(dyn_args)}.")
+    try:
+      per_leaf = tree_util.broadcast_prefix(spec, tuple(dyn_args), is_leaf=_is_sharding_leaf)
+    except ValueError as e:
+      raise ValueError(f"pjit in_shardings specification must be a tree prefix of the "
+                       f"positional arguments tuple: {e}") from None
+    out = []
+    for x, want, have in zip(leaves, per_leaf, own):
+      if want is None:
+        out.append(have)
+        continue
+      aval = x.aval if type(x) is Array else core.get_aval(x)
+      want.check_shape(aval.shape)
+      if have is not None and not have.is_equivalent_to(want, len(aval.shape)):
+        raise ValueError(
+            "Sharding passed to jit does not match the sharding on the respective arg. Got "
+            f"jit sharding: {want!r},\narg sharding: {have!r} for arg type: {aval.str_short()}")
+      out.append(want)
+    return tuple(out)
+
+  def _leaf_out_shardings(self, out_tree, out_avals) -> list:
+    if self._out_shardings is None:
+      return [None] * len(out_avals)
+    spec = _resolve_specs(self._out_shardings, "out_shardings")
+    shaped = tree_util.tree_unflatten(out_tree, [0] * len(out_avals))
+    try:
+      per_leaf = tree_util.broadcast_prefix(spec, shaped, is_leaf=_is_sharding_leaf)
+    except ValueError as e:
+      raise ValueError(f"pjit out_shardings specification must be a tree prefix of the "
+                       f"corresponding value: {e}") from None
+    for s, a in zip(per_leaf, out_avals):
+      if s is not None:
+        s.check_shape(a.shape)
+    return list(per_leaf)
+
+  def _spmd_module(self, closed, out_tree, leaves, in_shardings, donate_mask):
+    out_shardings = self._leaf_out_shardings(out_tree, closed.out_avals)
+    mesh = spmd.mesh_of(leaves, self._name, [*in_shardings, *out_shardings])
+    if mesh is None:
+      mesh = constraints.jaxpr_mesh(closed.jaxpr) or get_concrete_mesh()
+    if mesh is None:
+      raise ValueError(f"jit of {self._name}: shardings over several devices need a mesh")
+    n_consts = len(closed.consts)
+    aliases = None
+    if donate_mask is not None:
+      aliases = {n_consts + i: j for i, j in _donation_aliases(closed, donate_mask).items()}
+    return lowering.SpmdModule(mesh, [None] * n_consts + list(in_shardings), out_shardings,
+                               aliases)
+
+  def _compile_spmd(self, statics, dyn_args, dyn_kwargs, leaves, in_tree, avals, in_shardings):
+    closed, out_tree = self._trace(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals)
+    if state_types.takes_refs(closed):
+      raise NotImplementedError("jit of a function taking refs over several devices")
+    donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
+    module = self._spmd_module(closed, out_tree, leaves, in_shardings, donate_mask)
+    text, callbacks = lowering.lower_jaxpr_to_module(closed, f"jit_{self._name}", spmd=module)
+    dispatch.log_compile(self._name, avals)
+    exe = backend.compile_module(text, module.mesh._flat_devices_tuple, callbacks,
+                                 compiler_options=self._compiler_options)
+    executable = spmd.ShardedExecutable(exe, closed, module.mesh, text, len(closed.consts),
+                                        closed.consts)
+    return _CacheEntry(executable, out_tree, donate_mask, closed)
+
   def _compile(self, statics, dyn_args, dyn_kwargs, leaves, in_tree, avals, device):
     closed, out_tree = self._trace(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals)
+    if constraints.jaxpr_mesh(closed.jaxpr) is not None:
+      # The function itself shards (with_sharding_constraint, shard_map): one SPMD program.
+      entry = self._compile_spmd(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals,
+                                 tuple(spmd.arg_sharding(x) for x in leaves))
+      entry.by_leaves = True
+      return entry
     if state_types.takes_refs(closed):
       return self._compile_with_refs(closed, out_tree, leaves, device)
     donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
@@ -451,18 +595,15 @@ class Jitted:
       return dispatch.Executable(exe, functional, device, consts, text)
     return _CacheEntry(discharge.compile_with_refs(closed, compile_fn), out_tree, None, closed)
 
-  def _lower(self, closed, donate_mask) -> tuple[str, list]:
+  def _lower(self, closed, donate_mask, spmd_module=None) -> tuple[str, list]:
     """The module text and its host callbacks."""
-    text, callbacks = lowering.lower_jaxpr_to_module(closed, f"jit_{self._name}")
-    if donate_mask is None:
-      return text, callbacks
-    aliases = _donation_aliases(closed, donate_mask)
-    n_consts = len(closed.consts)
-    for arg_index, out_index in aliases.items():
-      i = n_consts + arg_index
-      ty = hlo.aval_type(closed.in_avals[arg_index])
-      text = text.replace(f"%arg{i}: {ty}", f"%arg{i}: {ty} {{tf.aliasing_output = {out_index} : i32}}", 1)
-    return text, callbacks
+    if spmd_module is not None:
+      return lowering.lower_jaxpr_to_module(closed, f"jit_{self._name}", spmd=spmd_module)
+    aliases = None
+    if donate_mask is not None:
+      n_consts = len(closed.consts)
+      aliases = {n_consts + i: j for i, j in _donation_aliases(closed, donate_mask).items()}
+    return lowering.lower_jaxpr_to_module(closed, f"jit_{self._name}", aliases=aliases)
 
   def _bind(self, statics, dyn_args, dyn_kwargs, leaves, in_tree):
     if self._inline:
@@ -496,7 +637,12 @@ class Jitted:
     avals = self._avals(leaves, dyn_args, dyn_kwargs)
     closed, out_tree = self._trace(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals)
     donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
-    return Traced(self, closed, in_tree, out_tree, donate_mask)
+    module = None
+    if (self._sharded or any(spmd.arg_sharding(x) is not None for x in leaves)
+        or constraints.jaxpr_mesh(closed.jaxpr) is not None):
+      in_shardings = self._leaf_in_shardings(dyn_args, dyn_kwargs, leaves)
+      module = self._spmd_module(closed, out_tree, leaves, in_shardings, donate_mask)
+    return Traced(self, closed, in_tree, out_tree, donate_mask, module)
 
   @traceback_util.api_boundary
   def lower(self, *args, **kwargs) -> Lowered:
@@ -524,12 +670,13 @@ traceback_util.register_boundary(Jitted.__call__.__code__)
 class Traced:
   """A traced jit computation: `.jaxpr`, `.out_info`, `.lower()` (mirrors `jax.stages.Traced`)."""
 
-  def __init__(self, jitted, jaxpr, in_tree, out_tree, donate_mask):
+  def __init__(self, jitted, jaxpr, in_tree, out_tree, donate_mask, spmd_module=None):
     self._jitted = jitted
     self.jaxpr = jaxpr
     self.in_tree = in_tree
     self.out_tree = out_tree
     self._donate_mask = donate_mask
+    self._spmd_module = spmd_module
 
   @property
   def out_info(self):
@@ -539,7 +686,7 @@ class Traced:
                         for a in self.jaxpr.out_avals])
 
   def lower(self) -> Lowered:
-    text, callbacks = self._jitted._lower(self.jaxpr, self._donate_mask)
+    text, callbacks = self._jitted._lower(self.jaxpr, self._donate_mask, self._spmd_module)
     return Lowered(self, text, callbacks)
 
 
@@ -571,6 +718,14 @@ class Lowered:
     raise ValueError(f"Unknown dialect {dialect!r}: use 'stablehlo' or 'hlo'.")
 
   def compile(self) -> Compiled:
+    module = self._traced._spmd_module
+    if module is not None:
+      closed = self._traced.jaxpr
+      exe = backend.compile_module(self._text, module.mesh._flat_devices_tuple,
+                                   self._host_callbacks,
+                                   compiler_options=self._traced._jitted._compiler_options)
+      return Compiled(spmd.ShardedExecutable(exe, closed, module.mesh, self._text,
+                                             len(closed.consts), closed.consts), self._traced)
     device = self._traced._jitted._device or dispatch.default_device()
     exe = backend.compile_module(self._text, device, self._host_callbacks,
                                  compiler_options=self._traced._jitted._compiler_options)
@@ -606,6 +761,8 @@ class Compiled:
       raise TypeError(
           "Argument types differ from the types for which this computation was compiled. "
           f"Expected {[a.str_short() for a in expected]}, got {[a.str_short() for a in avals]}")
+    if isinstance(self._executable, spmd.ShardedExecutable):
+      return tree_util.tree_unflatten(self._traced.out_tree, self._executable.run(leaves))
     device = self._executable.device
     outs = self._executable.run([dispatch.to_buffer(x, device) for x in leaves], False)
     return tree_util.tree_unflatten(self._traced.out_tree, outs)
@@ -647,6 +804,40 @@ def _donation_aliases(closed: core.ClosedJaxpr, donate_mask) -> dict[int, int]:
   return aliases
 
 
+def _is_sharding_leaf(x) -> bool:
+  return x is None or isinstance(x, (Sharding, PartitionSpec))
+
+
+def _hashable_tree(tree):
+  """A hashable stand-in for a pytree of shardings (part of the cache's options key)."""
+  if tree is None:
+    return None
+  leaves, treedef = tree_util.tree_flatten(tree, is_leaf=_is_sharding_leaf)
+  return (treedef, tuple(leaves))
+
+
+def _resolve_specs(tree, what: str):
+  """`tree` with each bare PartitionSpec made a NamedSharding over the context mesh.
+
+  Raises:
+    RuntimeError: a PartitionSpec with no context mesh (JAX's text).
+    ValueError: a leaf that is neither a sharding, a PartitionSpec nor None.
+  """
+  def resolve(leaf):
+    if leaf is None or isinstance(leaf, Sharding):
+      return leaf
+    if isinstance(leaf, PartitionSpec):
+      mesh = get_concrete_mesh()
+      if mesh is None:
+        raise RuntimeError(
+            f"jit requires a non-empty mesh in context if you are passing `PartitionSpec`s to "
+            f"{what}. You can define a context mesh via `jax.set_mesh(mesh)`. Alternatively, "
+            f"provide `Sharding`s to {what} and then the mesh context manager is not required.")
+      return NamedSharding(mesh, leaf)
+    raise ValueError(f"{what} leaves must be Shardings, PartitionSpecs or None, got {leaf!r}")
+  return tree_util.tree_map(resolve, tree, is_leaf=_is_sharding_leaf)
+
+
 def _mark_donated(leaves, mask) -> None:
   for x, donated in zip(leaves, mask):
     if donated and type(x) is Array:
@@ -672,8 +863,12 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     backend: the platform to run on; only the one present ('cpu') is known.
     compiler_options: XLA options for this function's compilations, a dict
       of option name to value (e.g. ``{"xla_cpu_enable_fast_math": True}``).
-    in_shardings, out_shardings, abstracted_axes: not implemented yet;
-      anything but None raises NotImplementedError.
+    in_shardings: a Sharding (or PartitionSpec, over the context mesh) per
+      positional argument, as a pytree prefix of the argument tuple; None
+      entries keep an argument's own sharding (or let XLA choose).
+    out_shardings: the same for the outputs (None: XLA's propagation chooses).
+    abstracted_axes: not implemented yet; anything but None raises
+      NotImplementedError.
 
   Returns:
     A `Jitted` callable; usable as a decorator, with or without arguments.
@@ -682,14 +877,10 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     TypeError: `fun` is not callable; an argument is not an array type.
     ValueError: static arguments are unhashable or name arguments `fun` lacks.
     RuntimeError: `backend` names a platform that is not present.
-    NotImplementedError: in_shardings, out_shardings or abstracted_axes given.
+    NotImplementedError: abstracted_axes given.
 
   Mirrors `jax.jit`.
   """
-  for name, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
-    if value is not None:
-      raise NotImplementedError(f"jit({name}=...) is not implemented in xjax yet; leave it "
-                                "None (the sharding issue implements the shardings).")
   if abstracted_axes is not None:
     raise NotImplementedError("jit(abstracted_axes=...) is not implemented in xjax yet (no "
                               "shape polymorphism); leave it None.")
@@ -701,7 +892,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
 
   def wrap(f):
     return Jitted(f, static_argnums, static_argnames, donate_argnums, donate_argnames,
-                  inline, keep_unused, device, options)
+                  inline, keep_unused, device, options, in_shardings, out_shardings)
   if fun is None:
     return wrap
   return wrap(fun)

@@ -140,10 +140,12 @@ from xjax._src.lax.dot import (
 from xjax._src.lax.ad_util import stop_gradient as stop_gradient
 from xjax._src.interpreters.ad import stop_gradient_p as stop_gradient_p
 from xjax._src.lax.parallel import (
-    all_gather as all_gather, all_gather_p as all_gather_p, axis_index as axis_index,
-    axis_index_p as axis_index_p, pmax as pmax, pmax_p as pmax_p, pmean as pmean, pmin as pmin,
-    pmin_p as pmin_p, ppermute as ppermute, ppermute_p as ppermute_p, psum as psum,
-    psum_p as psum_p,
+    all_gather as all_gather, all_gather_p as all_gather_p, all_to_all as all_to_all,
+    all_to_all_p as all_to_all_p, axis_index as axis_index, axis_index_p as axis_index_p,
+    pbroadcast as pbroadcast, pcast as pcast, pmax as pmax, pmax_p as pmax_p, pmean as pmean,
+    pmin as pmin, pmin_p as pmin_p, ppermute as ppermute, ppermute_p as ppermute_p,
+    pshuffle as pshuffle, psum as psum, psum_p as psum_p, psum_scatter as psum_scatter,
+    pswapaxes as pswapaxes,
 )
 # --- structured control flow (issue 5) ---
 from xjax._src.lax.control_flow.conditionals import (
@@ -162,6 +164,9 @@ from xjax._src.lax.dot import (
 )
 from xjax._src.lax.elementwise import reciprocal as reciprocal
 from xjax._src.lax.parallel import axis_size as axis_size
+from xjax._src.sharding.constraints import (
+    sharding_constraint_p as sharding_constraint_p,
+    with_sharding_constraint as with_sharding_constraint)
 from xjax._src.lax.structural import broadcast_shapes as broadcast_shapes
 from xjax._src.lax.utils import dtype as dtype
 # --- missing lax primitives, part A (issue 13) ---

@@ -31,6 +31,59 @@ class Value:
     return self.name
 
 
+class AxisContext:
+  """The mesh axes a manual (per-device) body runs over, for the collectives in it.
+
+  Inside `shard_map`'s body every value is one device's shard and named-axis
+  collectives become cross-device operations. Device ids are logical: the
+  position of a device in `mesh.devices.flat`, which is the computation's
+  device assignment order.
+  """
+
+  def __init__(self, mesh, manual_axes):
+    self.mesh = mesh
+    self.manual_axes = frozenset(manual_axes)
+
+  def axis_size(self, name) -> int:
+    return self.mesh.shape[name]
+
+  def replica_groups(self, axes) -> list[list[int]]:
+    """The groups of logical device ids that differ only along `axes`.
+
+    One group per position on the other mesh axes; inside a group the ids are
+    ordered by the members' linear index along `axes` (row-major, in the order
+    `axes` gives them), which is the order of `axis_index`.
+    """
+    names = list(self.mesh.axis_names)
+    ids = np.arange(self.mesh.devices.size).reshape(self.mesh.devices.shape)
+    order = [names.index(a) for a in axes]
+    rest = [i for i in range(len(names)) if i not in order]
+    moved = ids.transpose(rest + order)
+    return moved.reshape(-1, int(np.prod([ids.shape[i] for i in order], dtype=np.int64))).tolist()
+
+
+class SpmdModule:
+  """What makes a module one program over a mesh: the mesh (declared as Shardy's
+  ``@mesh``), a sharding or None (XLA chooses) per argument and per result, and
+  the donated arguments' aliases (argument index to result index)."""
+
+  def __init__(self, mesh, in_shardings, out_shardings, aliases=None):
+    self.mesh = mesh
+    self.in_shardings = in_shardings
+    self.out_shardings = out_shardings
+    self.aliases = aliases or {}
+
+  def mesh_declaration(self) -> str:
+    axes = ", ".join(f'"{n}"={s}' for n, s in zip(self.mesh.axis_names, self.mesh.axis_sizes))
+    return f"  sdy.mesh @mesh = <[{axes}]>"
+
+
+def _sharding_attr(sharding, aval) -> str | None:
+  if sharding is None:
+    return None
+  return f"sdy.sharding = {sharding.sdy_text(len(aval.shape))}"
+
+
 class ModuleContext:
   """State shared by all functions of one module: names and private functions."""
 
@@ -42,6 +95,14 @@ class ModuleContext:
     self.num_replicas = num_replicas
     self.axis_env = axis_env
     self.host_callbacks: list = []
+    # Set while lowering a manual body (shard_map): its collectives cross devices.
+    self.axis_context: AxisContext | None = None
+    self.spmd: SpmdModule | None = None  # set when the module runs over a mesh
+    self._channels = itertools.count(1)
+
+  def next_channel(self) -> int:
+    """A fresh channel id for a cross-device collective (unique in the module)."""
+    return next(self._channels)
 
   def fresh_function_name(self, base: str) -> str:
     base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "fn"
@@ -199,12 +260,27 @@ def lower_jaxpr_body(ctx: LoweringContext, jaxpr: core.Jaxpr, consts, args) -> l
       outs = rule(ctx, *map(read, eqn.invars), **eqn.params)
       if not eqn.primitive.multiple_results:
         outs = [outs]
+      if ctx.module.spmd is not None and ctx.module.axis_context is None:
+        outs = _pin_explicit_shardings(ctx, eqn.outvars, outs)
       env.update(zip(eqn.outvars, outs, strict=True))
     return [read(v) for v in jaxpr.outvars]
 
 
+def _pin_explicit_shardings(ctx, outvars, outs) -> list:
+  """Values typed as split over Explicit mesh axes, pinned so (``sdy.sharding_constraint``)."""
+  pinned = []
+  for v, out in zip(outvars, outs):
+    sharding = getattr(v.aval, "sharding", None)
+    if sharding is not None and any(e is not None for e in sharding.spec):
+      out = ctx.op1("sdy.sharding_constraint", [out], out.type,
+                    f"sharding = {sharding.sdy_text(len(v.aval.shape))}")
+    pinned.append(out)
+  return pinned
+
+
 def _function_text(module: ModuleContext, name: str, closed_jaxpr: core.ClosedJaxpr,
-                   public: bool, consts_as_args: bool = False, token: bool = False) -> str:
+                   public: bool, consts_as_args: bool = False, token: bool = False,
+                   arg_attrs=None, result_attrs=None) -> str:
   jaxpr = closed_jaxpr.jaxpr
   ctx = LoweringContext(module)
   arg_avals = ([v.aval for v in jaxpr.constvars] if consts_as_args else []) + jaxpr.in_avals
@@ -223,23 +299,51 @@ def _function_text(module: ModuleContext, name: str, closed_jaxpr: core.ClosedJa
     outs, out_types = [ctx.token, *outs], [hlo.TOKEN_TYPE, *out_types]
   ctx.lines.append(f'    "func.return"({", ".join(v.name for v in outs)}) : '
                    f'({", ".join(out_types)}) -> ()')
-  sig = ", ".join(f"{a.name}: {a.type}" for a in args)
+  sig = ", ".join(f"{a.name}: {a.type}" + (f" {{{attr}}}" if arg_attrs and (attr := arg_attrs[i])
+                                              else "")
+                  for i, a in enumerate(args))
+  if result_attrs:
+    out_types = [t + (f" {{{attr}}}" if attr else "") for t, attr in zip(out_types, result_attrs)]
   visibility = "public" if public else "private"
   return (f"  func.func {visibility} @{name}({sig}) -> ({', '.join(out_types)}) {{\n"
           + "\n".join(ctx.lines) + "\n  }")
 
 
 def lower_jaxpr_to_module(closed_jaxpr: core.ClosedJaxpr, name: str = "main_fn",
-                          num_replicas: int = 1, axis_env=()) -> tuple[str, list]:
+                          num_replicas: int = 1, axis_env=(), *, aliases=None,
+                          spmd: SpmdModule | None = None) -> tuple[str, list]:
   """The StableHLO module text for `closed_jaxpr`, whose consts become leading arguments.
+
+  `aliases` maps donated argument indices (consts counted) to the result each
+  may be written into (``tf.aliasing_output``). With `spmd` the module is one
+  program over its mesh, with Shardy's sharding attributes.
 
   Returns (text, host_callbacks).
   """
   module = ModuleContext(name, num_replicas, axis_env)
-  main = _function_text(module, "main", closed_jaxpr, public=True, consts_as_args=True)
-  attrs = f"mhlo.num_partitions = 1 : i32, mhlo.num_replicas = {num_replicas} : i32"
+  module.spmd = spmd
+  n_args = len(closed_jaxpr.jaxpr.constvars) + len(closed_jaxpr.jaxpr.invars)
+  arg_avals = [v.aval for v in closed_jaxpr.jaxpr.constvars] + list(closed_jaxpr.in_avals)
+  arg_attrs = [[] for _ in range(n_args)]
+  result_attrs = None
+  num_partitions = 1
+  prefix = []
+  if spmd is not None:
+    num_partitions = spmd.mesh.size
+    prefix.append(spmd.mesh_declaration())
+    for i, (s, a) in enumerate(zip(spmd.in_shardings, arg_avals)):
+      if (attr := _sharding_attr(s, a)):
+        arg_attrs[i].append(attr)
+    result_attrs = [_sharding_attr(s, a) for s, a in zip(spmd.out_shardings,
+                                                          closed_jaxpr.out_avals)]
+  for i, j in (aliases or {}).items():
+    arg_attrs[i].append(f"tf.aliasing_output = {j} : i32")
+  main = _function_text(module, "main", closed_jaxpr, public=True, consts_as_args=True,
+                        arg_attrs=[", ".join(a) for a in arg_attrs], result_attrs=result_attrs)
+  attrs = (f"mhlo.num_partitions = {num_partitions} : i32, "
+           f"mhlo.num_replicas = {num_replicas} : i32")
   text = (f"module @{module.fresh_function_name(name)} attributes {{{attrs}}} {{\n"
-          + "\n".join([main, *module.functions]) + "\n}\n")
+          + "\n".join([*prefix, main, *module.functions]) + "\n}\n")
   return text, module.host_callbacks
 
 

@@ -336,6 +336,8 @@ def make_impl(prim: core.Primitive, key_jaxpr):
   def impl(*args, **params):
     from xjax._src import dispatch
     device, committed = dispatch.pick_device(args, prim.name)
+    if device is dispatch.SPMD:
+      return dispatch.spmd.apply_primitive(prim, args, params)
     avals = tuple(core.get_aval(a) for a in args)
     key = key_jaxpr(params)
     # Jaxprs in the key are named by id; the entry holds the others alive (never `key`).

@@ -1,0 +1,840 @@
+"""`shard_map`: a function applied to the shards of its arguments over a device mesh.
+
+The body is traced once on per-device shapes (each `in_specs` entry divides
+the dimensions it names by the product of the mesh axes named there), with
+the manual mesh axes bound as named axes (`core.extend_axis_env`) so that
+`lax.psum(x, 'x')` and the other collectives work inside it. The result is
+one `shard_map` equation carrying the body as a jaxpr, with JAX 0.10.2's name
+and params (``check_vma``, ``in_specs``, ``jaxpr``, ``mesh``,
+``newly_manual_axes``, ``out_specs``).
+
+* Abstract evaluation multiplies the body's output shapes back along
+  `out_specs` (a dimension named ``'x'`` grows by the size of axis ``'x'``).
+* Eagerly, the equation is compiled as one SPMD program over the mesh (a
+  `jit` of the function, as JAX does) and run on arguments placed as
+  `in_specs` say; results come back as Arrays sharded as `out_specs` say.
+* Lowering emits Shardy's ``sdy.manual_computation`` inside an SPMD module
+  over the mesh; while its body is emitted, ``ctx.module.axis_context`` names
+  the manual axes, which the collectives' lowering rules read.
+* JVP, partial evaluation (linearize), transposition and batching transform
+  the body and bind a new `shard_map`; transposition follows JAX's
+  ``check_vma=False`` rule (replicated cotangents are divided by the number of
+  devices that hold them, and input cotangents summed over the axes their
+  spec leaves out), which gives the same gradients for well-formed programs.
+
+xjax has no varying-manual-axes types: with ``check_vma=True`` (the default)
+the out_specs are checked by a small inference over the body (collectives that
+reduce over an axis make their result invariant along it), and jaxprs print
+without JAX's ``{V:x}`` annotations.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import math
+
+import numpy as np
+
+from xjax._src import api_util
+from xjax._src import core
+from xjax._src import dispatch
+from xjax._src import source_info
+from xjax._src import stablehlo as hlo
+from xjax._src import tree_util
+from xjax._src.array import Array
+from xjax._src.interpreters import ad
+from xjax._src.interpreters import batching
+from xjax._src.interpreters import lowering
+from xjax._src.interpreters import partial_eval as pe
+from xjax._src.lax import elementwise as ew
+from xjax._src.lax import parallel
+from xjax._src.lax import structural
+from xjax._src.sharding import mesh as mesh_lib
+from xjax._src.sharding import shardings
+from xjax._src.sharding import spmd
+from xjax._src.sharding.mesh import AbstractMesh, AxisType, Mesh
+from xjax._src.sharding.partition_spec import PartitionSpec, axes_of
+
+P = PartitionSpec
+
+
+class InferFromArgs:
+  """The default of `in_specs`: take each argument's spec from its sharding."""
+
+  def __repr__(self):
+    return "jax.sharding.Infer"
+
+
+Infer = InferFromArgs()
+
+
+# ----------------------------------------------------------------------------
+# The public function
+
+
+def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=frozenset(),
+              check_vma: bool = True):
+  """Maps `f` over the shards of its arguments, one instance per device of `mesh`.
+
+  Args:
+    f: the per-device function. It takes the shards of the mapped arguments
+      (arrays whose dimensions are divided as `in_specs` says) and returns
+      shards of the outputs. Without `f`, returns a decorator.
+    out_specs: a pytree prefix of f's output with `PartitionSpec` leaves: a
+      dimension naming mesh axes is the concatenation of the devices' blocks
+      along those axes; a mesh axis left out promises the output is the same
+      on all devices along it.
+    in_specs: a pytree prefix of the argument tuple with `PartitionSpec` leaves
+      (None leaves pass their arguments through as static Python values). By
+      default (`Infer`), taken from the arguments' shardings, which needs
+      `Explicit` mesh axes.
+    mesh: a `Mesh` or `AbstractMesh`; default the context mesh (`set_mesh`).
+    axis_names: the set of mesh axes `f` is manual over (default: all). The
+      other axes stay automatic (XLA partitions along them).
+    check_vma: check that each output is replicated along the manual mesh
+      axes its out_spec leaves out (as a psum over them makes it).
+
+  Returns:
+    A function taking the global arguments and returning the global outputs.
+
+  Raises:
+    TypeError: `f` is not callable; a spec is not a PartitionSpec; axis_names
+      is not a set.
+    ValueError: no mesh; specs naming non-manual axes; specs that are not
+      pytree prefixes of the arguments/outputs; specs longer than the value's
+      rank; dimensions not divisible by their mesh axes; an out_spec promising
+      a replication the body does not establish (with check_vma).
+
+  Mirrors `jax.shard_map`.
+  """
+  kwargs = dict(mesh=mesh, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names,
+                check_vma=check_vma)
+  if f is None:
+    return lambda g: _shard_map(g, **kwargs)
+  return _shard_map(f, **kwargs)
+
+
+def _shard_map(f, *, mesh, in_specs, out_specs, axis_names, check_vma):
+  if not callable(f):
+    raise TypeError("shard_map requires a callable for its first argument, "
+                    f"but got {f} of type {type(f)}.")
+  traces: dict = {}  # eager calls: (in_tree, avals, specs, mesh) -> traced body, as jit caches
+
+  def wrapped(*args):
+    the_mesh, names = _check_mesh_and_specs(mesh, axis_names, in_specs, out_specs)
+    leaves_with_paths, in_tree = tree_util.tree_flatten_with_path(args)
+    leaves = [x for _, x in leaves_with_paths]
+    try:
+      specs_flat = tree_util.broadcast_prefix(in_specs, args, is_leaf=lambda x: x is None)
+    except ValueError:
+      raise tree_util.prefix_errors(in_specs, args, is_leaf=lambda x: x is None)[0](
+          "shard_map in_specs") from None
+    if in_specs is Infer:
+      specs_flat = [_inferred_spec(x, names) for x in leaves]
+    dyn = [s is not None for s in specs_flat]
+    avals = [api_util.shaped_abstractify(x) for x, d in zip(leaves, dyn) if d]
+    dyn_specs = tuple(s for s in specs_flat if s is not None)
+    _check_specs_vs_args(f, the_mesh, args, in_tree, in_specs, specs_flat, leaves)
+    newly_manual = frozenset(names) - frozenset(the_mesh.manual_axes)
+    manual = newly_manual | frozenset(the_mesh.manual_axes)
+    key = None
+    if all(dyn) and core.current_trace() is core.eval_trace:
+      key = (in_tree, tuple(avals), dyn_specs, the_mesh)
+    entry = traces.get(key) if key is not None else None
+    if entry is None:
+      entry = _trace_body(f, the_mesh, manual, args, in_tree, leaves, dyn, dyn_specs, avals,
+                          out_specs, check_vma)
+      if key is not None:
+        if len(traces) >= 64:
+          del traces[next(iter(traces))]
+        traces[key] = entry
+    body, out_tree, out_specs_flat = entry
+    dyn_args = [x for x, d in zip(leaves, dyn) if d]
+    outs = _bind_closed(body, dyn_args, dyn_specs, out_specs_flat, mesh=the_mesh,
+                        check_vma=check_vma, newly_manual_axes=newly_manual)
+    return tree_util.tree_unflatten(out_tree, outs)
+
+  wrapped.__name__ = getattr(f, "__name__", "shard_map")
+  wrapped.__qualname__ = getattr(f, "__qualname__", wrapped.__name__)
+  wrapped.__doc__ = getattr(f, "__doc__", None)
+  wrapped.__wrapped__ = f
+  return wrapped
+
+
+def _trace_body(f, mesh, manual, args, in_tree, leaves, dyn, in_specs, avals, out_specs,
+                check_vma):
+  """The body's closed jaxpr on per-device avals, its out_tree and flat out_specs."""
+  store: dict = {}
+
+  def flat_body(*dyn_args):
+    it = iter(dyn_args)
+    all_args = [next(it) if d else x for x, d in zip(leaves, dyn)]
+    ans = f(*tree_util.tree_unflatten(in_tree, all_args))
+    out_leaves_with_paths, out_tree = tree_util.tree_flatten_with_path(ans)
+    try:
+      specs = tree_util.broadcast_prefix(out_specs, ans, is_leaf=lambda x: x is None)
+    except ValueError:
+      raise tree_util.prefix_errors(out_specs, ans, is_leaf=lambda x: x is None)[0](
+          "shard_map out_specs") from None
+    store.update(out_tree=out_tree, specs=tuple(specs))
+    return [x for _, x in out_leaves_with_paths]
+
+  per_device = [_shard_aval(mesh, s, a) for s, a in zip(in_specs, avals)]
+  info = pe.DebugInfo("shard_map", source_info.fun_sourceinfo(f), None)
+  with _axis_env(mesh, manual):
+    closed = pe.trace_to_jaxpr(flat_body, per_device, info)
+  out_tree, specs = store["out_tree"], store["specs"]
+  _check_out_ranks(f, out_tree, out_specs, specs, closed.out_avals)
+  if check_vma:
+    in_vma = [frozenset()] * len(closed.jaxpr.constvars) + [
+        frozenset(n for e in s for n in axes_of(e)) & manual for s in in_specs]
+    vma = _varying_axes(closed.jaxpr, in_vma)
+    _check_vma(f, mesh, manual, out_tree, out_specs, specs, vma)
+  return _hoist_consts(closed), out_tree, specs
+
+
+def _hoist_consts(closed: core.ClosedJaxpr) -> tuple[core.Jaxpr, list]:
+  """The body as a jaxpr without constvars (they lead its invars), and the consts."""
+  jaxpr = closed.jaxpr.replace(constvars=[], invars=[*closed.jaxpr.constvars,
+                                                     *closed.jaxpr.invars])
+  return jaxpr, list(closed.consts)
+
+
+def _bind_closed(closed, args, in_specs, out_specs, **params):
+  """Binds `shard_map` for a body (a ClosedJaxpr, or a `_hoist_consts` pair): its consts
+  become leading replicated operands."""
+  jaxpr, consts = _hoist_consts(closed) if isinstance(closed, core.ClosedJaxpr) else closed
+  return shard_map_p.bind(*consts, *args, jaxpr=jaxpr,
+                          in_specs=(P(),) * len(consts) + tuple(in_specs),
+                          out_specs=tuple(out_specs), **params)
+
+
+def _inferred_spec(x, manual) -> PartitionSpec:
+  """An argument's spec from its NamedSharding, restricted to the manual axes (Infer)."""
+  sharding = getattr(x, "_sharding", None)
+  spec = getattr(sharding, "spec", None)
+  if spec is None:
+    return P()
+  out = []
+  for entry in spec:
+    names = tuple(n for n in axes_of(entry) if n in manual)
+    out.append(None if not names else names[0] if len(names) == 1 else names)
+  return P(*out)
+
+
+# ----------------------------------------------------------------------------
+# Checks and JAX's error messages
+
+
+def _check_mesh_and_specs(mesh, axis_names, in_specs, out_specs):
+  """The mesh to use and the manual axis names, after JAX's checks."""
+  ctx_mesh = mesh_lib.get_abstract_mesh()
+  if mesh is None:
+    mesh = mesh_lib.get_concrete_mesh()
+    if mesh is None:
+      raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter "
+                       "into a mesh context")
+  elif (isinstance(mesh, (Mesh, AbstractMesh)) and not ctx_mesh.empty
+        and mesh.abstract_mesh != ctx_mesh):
+    raise ValueError(f"The context mesh {ctx_mesh} should match the mesh passed to shard_map "
+                     f"{mesh}")
+  if not isinstance(mesh, (Mesh, AbstractMesh)):
+    raise TypeError("shard_map requires a `jax.sharding.Mesh` or a "
+                    "`jax.sharding.AbstractMesh` instance for its second argument, but got "
+                    f"{mesh} of type {type(mesh)}.")
+  if mesh.empty:
+    raise ValueError(f"shard_map requires a non-empty mesh. Got {mesh}")
+  if not isinstance(axis_names, (frozenset, set)):
+    raise TypeError("`axis_names` argument of shard_map should be of type `frozenset` or "
+                    f"`set`. Got type: {type(axis_names)}")
+  all_names = frozenset(mesh.axis_names)
+  axis_names = frozenset(axis_names) or all_names
+  if not axis_names <= all_names:
+    raise ValueError(f"jax.shard_map requires axis_names={axis_names} to be a subset of "
+                     f"mesh.axis_names={all_names}")
+  types = dict(zip(mesh.axis_names, mesh.axis_types))
+  if in_specs is Infer and not all(types[a] is AxisType.Explicit for a in axis_names):
+    kinds = ", ".join(f"AxisType.{types[a].name}" for a in axis_names)
+    raise TypeError("shard_map in_specs argument must be a pytree of "
+                    "`jax.sharding.PartitionSpec` instances, but it was `None` when "
+                    f"axis_names={axis_names} are of type {kinds}")
+  if in_specs is not Infer and in_specs is not None:
+    _check_specs("in", in_specs, axis_names)
+  if in_specs is None:
+    _check_specs("in", None, axis_names)
+  _check_specs("out", out_specs, axis_names)
+  return mesh, axis_names
+
+
+def _check_specs(prefix: str, specs, manual) -> None:
+  if prefix == "in" and specs is None:
+    raise TypeError(
+        "shard_map in_specs argument must be a pytree of `jax.sharding.PartitionSpec` "
+        "instances, but it was None.\nInstead of `in_specs=None`, did you mean "
+        "`in_specs=P()`, where `P = jax.sharding.PartitionSpec`?")
+  pairs, _ = tree_util.tree_flatten_with_path(specs)
+  bad_types = [f"  {prefix}_specs{tree_util.keystr(k)} is {x} of type {type(x).__name__}, "
+               for k, x in pairs if not isinstance(x, PartitionSpec)]
+  if bad_types:
+    raise TypeError(f"shard_map {prefix}_specs argument must be a pytree of "
+                    "`jax.sharding.PartitionSpec` instances, but:\n\n" + "\n\n".join(bad_types)
+                    + f"\n\nCheck the {prefix}_specs values passed to shard_map.")
+  bad_names = [f"  {prefix}_specs{tree_util.keystr(k)} refers to {n!r}"
+               for k, p in pairs for e in p for n in axes_of(e) if n not in manual]
+  if bad_names:
+    raise ValueError(f"shard_map {prefix}_specs argument must refer to an axis marked as "
+                     f"manual ({manual}), but:\n\n" + "\n\n".join(bad_names)
+                     + f"\n\nCheck the {prefix}_specs values passed to shard_map.")
+
+
+def _spec_names(spec) -> dict:
+  """Dimension -> the mesh axes it is split over."""
+  return {d: axes_of(e) for d, e in enumerate(spec) if axes_of(e)}
+
+
+def _arg_binding(f, in_tree, key) -> str:
+  """JAX's ", where args[i] is bound to f's parameter 'x'," for an argument path."""
+  try:
+    sig = inspect.signature(f)
+    sig.bind(*tree_util.tree_unflatten(in_tree, [False] * in_tree.num_leaves))
+  except (TypeError, ValueError):
+    return ""
+  name = api_util.fun_name(f)
+  params = [p for p in sig.parameters.values()
+            if p.kind not in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)]
+  idx = key[0].idx
+  if idx >= len(params) or params[idx].kind == inspect.Parameter.VAR_POSITIONAL:
+    return (f", where args[{idx}] is the index {idx - len(params) + 1} component of {name}'s "
+            f"varargs parameter '{params[-1].name}',")
+  return f", where args[{idx}] is bound to {name}'s parameter '{params[idx]}',"
+
+
+def _spec_paths(specs, full_tree) -> list:
+  """Per leaf of `full_tree`: the key path of the spec covering it."""
+  pairs, treedef = tree_util.tree_flatten_with_path(specs, is_leaf=lambda x: x is None)
+  index_tree = tree_util.tree_unflatten(treedef, list(range(len(pairs))))
+  return [pairs[i][0] for i in tree_util.broadcast_prefix(index_tree, full_tree)]
+
+
+def _rank_error(prefix: str, f, fails, tail: str = "") -> ValueError:
+  """JAX's message for specs longer than the values' ranks; `fails`: (spec_key, spec, text, aval)."""
+  name = api_util.fun_name(f)
+  msgs = [f"* {prefix}_specs{tree_util.keystr(sk)} is {spec} which has length {len(spec)}, but "
+          f"{where} has shape {aval.str_short()}, which has rank {len(aval.shape)} (and "
+          f"{len(aval.shape)} < {len(spec)})" for sk, spec, where, aval in fails]
+  if len(msgs) == 1:
+    msgs = [msgs[0][2:]]
+  msg = (f"shard_map applied to the function '{name}' was given an {prefix}_specs entry which "
+         f"is too long to be compatible with the corresponding {prefix}put value from the "
+         "function:\n\n" + "\n\n".join(msgs) + "\n\n"
+         f"Entries in {prefix}_specs must be of length no greater than the number of axes in "
+         f"the corresponding {prefix}put value.\n\n"
+         f"Either revise the spec to be shorter, or modify '{name}' so that its {prefix}puts "
+         "have sufficient rank.")
+  if any(not aval.shape for *_, aval in fails):
+    msg += (f"\n\nFor scalar values (rank 0), consider using an {prefix}_specs entry of `P()`, "
+            "where `P = jax.sharding.PartitionSpec`." + tail)
+  return ValueError(msg)
+
+
+def _check_specs_vs_args(f, mesh, args, in_tree, in_specs, specs_flat, leaves) -> None:
+  paths = [p for p, _ in tree_util.tree_flatten_with_path(args)[0]]
+  spec_paths = (_spec_paths(in_specs, args) if in_specs is not Infer
+                else [()] * len(leaves))
+  rows = [(sk, s, k, api_util.shaped_abstractify(x))
+          for sk, s, k, x in zip(spec_paths, specs_flat, paths, leaves) if s is not None]
+  fails = [(sk, s, f"the passed args{tree_util.keystr(k)}{_arg_binding(f, in_tree, k)}", a)
+           for sk, s, k, a in rows if len(s) > len(a.shape)]
+  if fails:
+    raise _rank_error("in", f, fails)
+  msgs = []
+  for sk, s, k, a in rows:
+    for d, names in _spec_names(s).items():
+      size = math.prod(mesh.shape[n] for n in names)
+      if a.shape[d] % size:
+        axis = f"axes {names}" if len(names) > 1 else f"axis '{names[0]}'"
+        total = "total " if len(names) > 1 else ""
+        msgs.append(
+            f"* the passed args{tree_util.keystr(k)} of shape {a.str_short()}"
+            f"{_arg_binding(f, in_tree, k)} corresponds to in_specs{tree_util.keystr(sk)} of "
+            f"value {s}, which maps array axis {d} (of size {a.shape[d]}) to mesh {axis} (of "
+            f"{total}size {size}), but {size} does not evenly divide {a.shape[d]}")
+  if msgs:
+    if len(msgs) == 1:
+      msgs = [msgs[0][2:]]
+    name = getattr(f, "__name__", str(f))
+    raise ValueError(
+        f"shard_map applied to the function '{name}' was given argument arrays with axis sizes "
+        "that are not evenly divisible by the corresponding mesh axis sizes:\n\n"
+        f"The mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis names "
+        f"{mesh.axis_names}.\n\n" + "\n\n".join(msgs) + "\n\n"
+        "Array arguments' axis sizes must be evenly divisible by the mesh axis or axes "
+        "indicated by the corresponding elements of the argument's in_specs entry. Consider "
+        "checking that in_specs are correct, and if so consider changing the mesh axis sizes "
+        f"or else padding the input and adapting '{name}' appropriately.")
+
+
+def _check_out_ranks(f, out_tree, out_specs, specs, out_avals) -> None:
+  full = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+  spec_paths = _spec_paths(out_specs, full)
+  paths = [p for p, _ in tree_util.tree_flatten_with_path(full)[0]]
+  name = api_util.fun_name(f)
+  fails = [(sk, s, f"{name}(*args){tree_util.keystr(k)}", a)
+           for sk, s, k, a in zip(spec_paths, specs, paths, out_avals)
+           if s is not None and len(s) > len(a.shape)]
+  if fails:
+    raise _rank_error("out", f, fails, " In particular, for rank 0 outputs which are not "
+                      "constant over the mesh, add at least one (singleton) axis to them so "
+                      "that they can be concatenated using out_specs.")
+
+
+# Collectives that make their result the same along the axes they reduce over. (As in
+# JAX 0.10.2, all_gather's result still counts as varying.)
+_INVARIANT_ALONG = {"psum": "axes", "pmax": "axes", "pmin": "axes"}
+
+
+def _names_param(value) -> frozenset:
+  values = value if isinstance(value, (tuple, list)) else (value,)
+  return frozenset(v for v in values if not isinstance(v, int))
+
+
+def _varying_axes(jaxpr: core.Jaxpr, in_vma) -> list:
+  """Per output of `jaxpr`, the manual axes along which it may differ between devices.
+
+  A small stand-in for JAX's varying-manual-axes types: inputs vary along the
+  axes their specs name; reductions over an axis make their result invariant
+  along it; `axis_index` varies along its axis; nested jits
+  are followed; any other equation varies as its operands do.
+  """
+  env = dict(zip([*jaxpr.constvars, *jaxpr.invars], in_vma, strict=True))
+  read = lambda v: frozenset() if type(v) is core.Literal else env[v]
+  for eqn in jaxpr.eqns:
+    ins = frozenset().union(*map(read, eqn.invars))
+    name, params = eqn.primitive.name, eqn.params
+    sub = params.get("jaxpr")
+    if name in _INVARIANT_ALONG and params.get("axis_index_groups") is None:
+      outs = [ins - _names_param(params[_INVARIANT_ALONG[name]])] * len(eqn.outvars)
+    elif name == "axis_index":
+      outs = [_names_param(params["axis_name"])]
+    elif name == "pvary":
+      outs = [ins | _names_param(params["axes"])]
+    elif (name == "jit" and isinstance(sub, core.ClosedJaxpr)
+          and len(sub.jaxpr.invars) == len(eqn.invars)):
+      outs = _varying_axes(sub.jaxpr, [frozenset()] * len(sub.jaxpr.constvars)
+                           + [read(v) for v in eqn.invars])
+    else:
+      outs = [ins] * len(eqn.outvars)
+    env.update(zip(eqn.outvars, outs))
+  return [read(v) for v in jaxpr.outvars]
+
+
+def _check_vma(f, mesh, manual, out_tree, out_specs, specs, vma) -> None:
+  full = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+  spec_paths = _spec_paths(out_specs, full)
+  order = lambda names: ",".join(n for n in mesh.axis_names if n in names)
+  msgs = []
+  for sk, spec, varying in zip(spec_paths, specs, vma):
+    if spec is None:
+      continue
+    named = frozenset(n for e in spec for n in axes_of(e))
+    if not (varying - named) & manual:
+      continue
+    unmentioned = [n for n in mesh.axis_names if n not in named]
+    where = f"out_specs{tree_util.keystr(sk)} is {spec} which implies that the corresponding "
+    if len(unmentioned) > 1:
+      msgs.append(f"* {where}output value is only varying across mesh axes {{{order(named)}}} "
+                  f"and not {{{order([n for n in unmentioned if n in varying])}}}, but it was "
+                  f"inferred to be possibly varying over {{{order(varying)}}}")
+    else:
+      msgs.append(f"* {where}output value is replicated across mesh axis '{unmentioned[0]}', "
+                  "but could not infer replication over any axes")
+  if not msgs:
+    return
+  if len(msgs) == 1:
+    msgs = [msgs[0][2:]]
+  name = getattr(f, "__name__", str(f))
+  raise ValueError(
+      f"shard_map applied to the function '{name}' was given out_specs which require "
+      "replication which can't be statically inferred given the mesh:\n\n"
+      f"The mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis names "
+      f"{mesh.axis_names}.\n\n" + "\n\n".join(msgs) + "\n\n"
+      "Check if these output values are meant to be replicated over those mesh axes. If not, "
+      "consider revising the corresponding out_specs entries. If so, consider disabling the "
+      "check by passing the check_vma=False argument to `jax.shard_map`.")
+
+
+# ----------------------------------------------------------------------------
+# Per-device and global avals, and the axis environment of a body
+
+
+def _shard_aval(mesh, spec, aval):
+  """The per-device aval of a global `aval` split as `spec` says."""
+  names = _spec_names(spec)
+  shape = tuple(d // math.prod(mesh.shape[n] for n in names.get(i, ()))
+                for i, d in enumerate(aval.shape))
+  return aval.update(shape=shape)
+
+
+def _unshard_aval(mesh, spec, aval):
+  """The global aval of per-device blocks `aval` concatenated as `spec` says."""
+  names = _spec_names(spec)
+  shape = tuple(d * math.prod(mesh.shape[n] for n in names.get(i, ()))
+                for i, d in enumerate(aval.shape))
+  return aval.update(shape=shape)
+
+
+def _all_manual(mesh, newly_manual_axes) -> frozenset:
+  return frozenset(newly_manual_axes) | frozenset(mesh.manual_axes)
+
+
+@contextlib.contextmanager
+def _axis_env(mesh, manual):
+  """Binds the manual mesh axes as named axes with their sizes (for the collectives)."""
+  with contextlib.ExitStack() as stack:
+    for name in mesh.axis_names:
+      if name in manual:
+        stack.enter_context(core.extend_axis_env(name, mesh.shape[name]))
+    yield
+
+
+# ----------------------------------------------------------------------------
+# shard_map_p
+
+
+shard_map_p = core.Primitive("shard_map", multiple_results=True)
+
+
+@shard_map_p.def_abstract_eval
+def _shard_map_abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, check_vma,
+                             newly_manual_axes):
+  assert len(avals) == len(jaxpr.invars) == len(in_specs), ("internal: shard_map arity",
+                                                             len(avals), len(in_specs))
+  assert len(jaxpr.outvars) == len(out_specs), "internal: shard_map out_specs arity"
+  return [_unshard_aval(mesh, s, v.aval) for s, v in zip(out_specs, jaxpr.outvars)]
+
+
+def _concrete_mesh(mesh, args) -> Mesh:
+  """The devices an eager shard_map runs on (an AbstractMesh takes the context's or args')."""
+  if isinstance(mesh, Mesh):
+    return mesh
+  concrete = mesh_lib.get_concrete_mesh()
+  for a in args:
+    m = getattr(getattr(a, "_sharding", None), "mesh", None)
+    if isinstance(m, Mesh) and concrete is None:
+      concrete = m
+  if concrete is None or concrete.abstract_mesh.shape_tuple != mesh.shape_tuple:
+    raise ValueError("Please pass `jax.Array`s with a `NamedSharding` as input to `shard_map` "
+                     "when passing `AbstractMesh` to the mesh argument.")
+  return concrete
+
+
+_executables: dict = {}  # (jaxpr, mesh, specs, avals) -> ShardedExecutable, oldest dropped
+_CACHE_SIZE = 256
+
+
+@shard_map_p.def_impl
+def _shard_map_impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
+  # As JAX: an eager shard_map is a jit of it, one SPMD program over the mesh.
+  concrete = _concrete_mesh(mesh, args)
+  avals = tuple(a.aval if type(a) is Array else core.get_aval(a) for a in args)
+  params = dict(jaxpr=jaxpr, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                check_vma=check_vma, newly_manual_axes=newly_manual_axes)
+  key = (jaxpr, concrete, in_specs, out_specs, avals)
+  exe = _executables.get(key)
+  if exe is None:
+    if len(_executables) >= _CACHE_SIZE:
+      del _executables[next(iter(_executables))]
+    closed = dispatch._one_eqn_jaxpr(shard_map_p, avals, params)
+    exe = _executables[key] = spmd.compile_spmd(
+        closed, concrete, [shardings.NamedSharding(concrete, s) for s in in_specs],
+        [shardings.NamedSharding(concrete, s) for s in out_specs], "shard_map")
+  return exe.run(list(args))
+
+
+# JVP: the body's JVP, with each nonzero tangent split like its primal.
+
+
+def _shard_map_jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, check_vma,
+                   newly_manual_axes):
+  nonzeros = [type(t) is not ad.Zero for t in tangents]
+  with _axis_env(mesh, _all_manual(mesh, newly_manual_axes)):
+    jvp = ad.jvp_jaxpr(core.ClosedJaxpr(jaxpr, ()), nonzeros)
+  nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
+  tangent_specs = [s for s, nz in zip(in_specs, nonzeros) if nz]
+  outs = _bind_closed(jvp, [*primals, *nz_tangents], (*in_specs, *tangent_specs),
+                      (*out_specs, *out_specs), mesh=mesh, check_vma=check_vma,
+                      newly_manual_axes=newly_manual_axes)
+  n = len(out_specs)
+  return outs[:n], outs[n:]
+
+
+shard_map_p.def_jvp(_shard_map_jvp)
+
+
+# Partial evaluation: a known shard_map computing the known outputs and the
+# residuals, and a staged one for the rest. Each device's residuals are
+# concatenated along a leading axis split over all manual axes (scalars get a
+# size-1 axis first), as JAX does.
+
+
+def _residual_spec(mesh, manual) -> PartitionSpec:
+  names = tuple(n for n in mesh.axis_names if n in manual)
+  return P(names if len(names) != 1 else names[0])
+
+
+def _with_scalar_residuals_promoted(known: core.ClosedJaxpr, n_known: int, manual, mesh):
+  """`known` with its rank-0 residual outputs given a leading axis of size 1."""
+  res_avals = known.out_avals[n_known:]
+  if all(a.shape for a in res_avals):
+    return known
+
+  def fun(*args):
+    outs = core.eval_jaxpr(known.jaxpr, known.consts, *args)
+    return [*outs[:n_known], *(o if a.shape else structural.broadcast_in_dim(o, (1,), ())
+                               for o, a in zip(outs[n_known:], res_avals))]
+
+  with _axis_env(mesh, manual):
+    return pe.trace_to_jaxpr(fun, known.in_avals)
+
+
+def _with_scalar_residuals_demoted(unknown: core.ClosedJaxpr, res_avals, manual, mesh):
+  """`unknown` taking its rank-0 residuals with a leading axis of size 1."""
+  if all(a.shape for a in res_avals):
+    return unknown
+  n = len(res_avals)
+
+  def fun(*args):
+    res = [r if a.shape else structural.reshape(r, ()) for r, a in zip(args[:n], res_avals)]
+    return core.eval_jaxpr(unknown.jaxpr, unknown.consts, *res, *args[n:])
+
+  in_avals = [a if a.shape else a.update(shape=(1,)) for a in res_avals] + list(
+      unknown.in_avals[n:])
+  with _axis_env(mesh, manual):
+    return pe.trace_to_jaxpr(fun, in_avals)
+
+
+def _shard_map_partial_eval(trace, args, unknowns, *, jaxpr, mesh, in_specs, out_specs,
+                            check_vma, newly_manual_axes):
+  manual = _all_manual(mesh, newly_manual_axes)
+  with _axis_env(mesh, manual):
+    known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr(
+        core.ClosedJaxpr(jaxpr, ()), unknowns)
+  n_known = len(known.out_avals) - num_res
+  res_avals = known.out_avals[n_known:]
+  known = _with_scalar_residuals_promoted(known, n_known, manual, mesh)
+  unknown = _with_scalar_residuals_demoted(unknown, res_avals, manual, mesh)
+  res_specs = (_residual_spec(mesh, manual),) * num_res
+  known_in_specs = [s for s, u in zip(in_specs, unknowns) if not u]
+  known_out_specs = [s for s, u in zip(out_specs, out_unknowns) if not u]
+  params = dict(mesh=mesh, check_vma=check_vma, newly_manual_axes=newly_manual_axes)
+  known_args = [a for a, u in zip(args, unknowns) if not u]
+  with core.set_current_trace(trace.parent_trace):
+    known_outs = _bind_closed(known, known_args, known_in_specs,
+                              (*known_out_specs, *res_specs), **params)
+  residuals = known_outs[n_known:]
+  unknown_args = [a for a, u in zip(args, unknowns) if u]
+  unknown_in_specs = [s for s, u in zip(in_specs, unknowns) if u]
+  unknown_out_specs = tuple(s for s, u in zip(out_specs, out_unknowns) if u)
+  staged = unknown.jaxpr.replace(constvars=[], invars=[*unknown.jaxpr.constvars,
+                                                       *unknown.jaxpr.invars])
+  unknown_outs = trace.stage(shard_map_p, [*unknown.consts, *residuals, *unknown_args], dict(
+      params, jaxpr=staged, out_specs=unknown_out_specs,
+      in_specs=(P(),) * len(unknown.consts) + res_specs + tuple(unknown_in_specs)))
+  known_iter, unknown_iter = iter(known_outs[:n_known]), iter(unknown_outs)
+  return [next(unknown_iter) if u else next(known_iter) for u in out_unknowns]
+
+
+shard_map_p.def_partial_eval(_shard_map_partial_eval)
+
+
+# Transposition (JAX's check_vma=False rule).
+
+
+def _unmentioned(mesh, spec, manual) -> tuple:
+  """The manual axes `spec` does not name: along them the value is replicated."""
+  named = {n for e in spec for n in axes_of(e)}
+  return tuple(n for n in mesh.axis_names if n in manual and n not in named)
+
+
+def _shard_map_transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
+                         newly_manual_axes):
+  manual = _all_manual(mesh, newly_manual_axes)
+  undefined = [ad.is_undefined_primal(a) for a in args]
+  nz_cts = []
+  for ct, s in zip(cts, out_specs):
+    if type(ct) is ad.Zero:
+      continue
+    # A replicated output's cotangent reaches every device holding a copy: share it out.
+    copies = math.prod(mesh.shape[n] for n in _unmentioned(mesh, s, manual))
+    dtype = core.get_aval(ct).dtype
+    if copies != 1 and dtype.names is None:  # not float0
+      ct = ew.div(ct, np.asarray(copies, dtype))
+    nz_cts.append((ct, s))
+  defined = [(a, s) for a, s, u in zip(args, in_specs, undefined) if not u]
+
+  def body(*inputs):
+    ct_iter, def_iter = iter(inputs[:len(nz_cts)]), iter(inputs[len(nz_cts):])
+    body_cts = [ad.Zero(v.aval.to_tangent_aval()) if type(ct) is ad.Zero else next(ct_iter)
+                for ct, v in zip(cts, jaxpr.outvars)]
+    primals = [ad.UndefinedPrimal(v.aval) if u else next(def_iter)
+               for v, u in zip(jaxpr.invars, undefined)]
+    in_cts = ad.backward_pass(jaxpr, (), primals, body_cts)
+    outs = []
+    for ct, v, s, u in zip(in_cts, jaxpr.invars, in_specs, undefined):
+      if not u:
+        continue
+      if type(ct) is ad.Zero:
+        outs.append(ad.zeros_like_aval(v.aval.to_tangent_aval()))
+        continue
+      # An input replicated along some axes gathers the cotangents of all its copies.
+      axes = _unmentioned(mesh, s, manual)
+      float0 = core.get_aval(ct).dtype.names is not None
+      outs.append(parallel.psum(ct, axes) if axes and not float0 else ct)
+    return outs
+
+  in_avals = ([_shard_aval(mesh, s, core.get_aval(ct)) for ct, s in nz_cts]
+              + [_shard_aval(mesh, s, core.get_aval(a)) for a, s in defined])
+  with _axis_env(mesh, manual):
+    closed = pe.trace_to_jaxpr(body, in_avals)
+  outs = iter(_bind_closed(
+      closed, [ct for ct, _ in nz_cts] + [a for a, _ in defined],
+      [s for _, s in nz_cts] + [s for _, s in defined],
+      [s for s, u in zip(in_specs, undefined) if u], mesh=mesh, check_vma=check_vma,
+      newly_manual_axes=newly_manual_axes))
+  return [next(outs) if u else None for u in undefined]
+
+
+shard_map_p.def_transpose(_shard_map_transpose)
+
+
+# Batching: the batch axis is an unsplit dimension of every shard.
+
+
+def _insert_unsplit(spec, dim: int, ndim: int) -> PartitionSpec:
+  """`spec` (for a rank-`ndim` value) with an unsplit dimension inserted at `dim`."""
+  entries = list(spec) + [None] * (ndim - len(spec))
+  entries.insert(dim, None)
+  return P(*entries)
+
+
+def _shard_map_batch(axis_data, args, dims, *, jaxpr, mesh, in_specs, out_specs, check_vma,
+                     newly_manual_axes):
+  in_specs = tuple(s if d is batching.not_mapped else _insert_unsplit(s, d, len(v.aval.shape))
+                   for s, d, v in zip(in_specs, dims, jaxpr.invars))
+  with _axis_env(mesh, _all_manual(mesh, newly_manual_axes)):
+    batched, out_dims = batching.batch_jaxpr_axes(core.ClosedJaxpr(jaxpr, ()), axis_data,
+                                                  tuple(dims))
+  out_specs = tuple(s if d is batching.not_mapped else _insert_unsplit(s, d, len(v.aval.shape))
+                    for s, d, v in zip(out_specs, out_dims, jaxpr.outvars))
+  outs = _bind_closed(batched, args, in_specs, out_specs, mesh=mesh, check_vma=check_vma,
+                      newly_manual_axes=newly_manual_axes)
+  return outs, list(out_dims)
+
+
+shard_map_p.def_batch(_shard_map_batch)
+
+
+# Lowering: Shardy's sdy.manual_computation, as JAX emits it.
+
+
+def _sdy_sharding(spec, ndim: int, open_dims: bool) -> str:
+  """``<@mesh, [{"x"}, {}]>``; with `open_dims` (partly manual) each dimension ends in ``?``."""
+  dims = []
+  for entry in spec._normalized_spec_for_aval(ndim):
+    names = [f'"{n}"' for n in axes_of(entry)]
+    if open_dims:
+      names.append("?")
+    dims.append("{" + ", ".join(names) + "}")
+  return f"<@mesh, [{', '.join(dims)}]>"
+
+
+def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
+                        newly_manual_axes):
+  module = ctx.module
+  if module.spmd is None:
+    raise NotImplementedError(
+        "internal: shard_map lowered outside an SPMD module; the enclosing jit must compile "
+        "over the mesh that xjax._src.shard_map.spmd_mesh(jaxpr) returns")
+  if module.spmd.mesh.shape_tuple != mesh.shape_tuple:
+    raise ValueError(f"shard_map over mesh {mesh} inside a computation over mesh "
+                     f"{module.spmd.mesh}: the meshes must be the same")
+  outer = module.axis_context
+  manual = _all_manual(mesh, newly_manual_axes) | (outer.manual_axes if outer else frozenset())
+  newly = [n for n in mesh.axis_names if n in newly_manual_axes]
+  avals_in, avals_out = ctx.avals_in, ctx.avals_out
+  module.axis_context = lowering.AxisContext(module.spmd.mesh, manual)
+  try:
+    if math.prod(mesh.shape[n] for n in newly) == 1:
+      return lowering.lower_jaxpr_body(ctx, jaxpr, [], list(args))
+    res = ctx.fresh()  # numbered before the body, as MLIR prints it
+    body = lowering.LoweringContext(module, ctx.counter, ctx.indent + "  ")
+    block_args = [lowering.Value(f"%arg_r{next(ctx.counter)}", hlo.aval_type(v.aval))
+                  for v in jaxpr.invars]
+    results = lowering.lower_jaxpr_body(body, jaxpr, [], block_args)
+    body.lines.append(body.indent + f'"sdy.return"({", ".join(v.name for v in results)}) : '
+                      f'({", ".join(v.type for v in results)}) -> ()')
+  finally:
+    module.axis_context = outer
+    ctx.avals_in, ctx.avals_out = avals_in, avals_out
+  open_dims = len(manual) < len(mesh.axis_names)
+  in_sh = ", ".join(_sdy_sharding(s, len(a.shape), open_dims) for s, a in zip(in_specs, avals_in))
+  out_sh = ", ".join(_sdy_sharding(s, len(a.shape), open_dims)
+                     for s, a in zip(out_specs, avals_out))
+  out_types = [hlo.aval_type(a) for a in avals_out]
+  n = len(out_types)
+  lhs = "" if n == 0 else (f"{res} = " if n == 1 else f"{res}:{n} = ")
+  head = ", ".join(f"{a.name}: {a.type}" for a in block_args)
+  axes = ", ".join(f'"{n}"' for n in newly)
+  ctx.lines.append(
+      ctx.indent + f"{lhs}sdy.manual_computation({', '.join(v.name for v in args)}) "
+      f"in_shardings=[{in_sh}] out_shardings=[{out_sh}] "
+      f"manual_axes={{{axes}}} "
+      f"({head}) {{")
+  ctx.lines.extend(body.lines)
+  outs_text = out_types[0] if n == 1 else f"({', '.join(out_types)})"
+  ctx.lines.append(ctx.indent + f"}} : ({', '.join(v.type for v in args)}) -> {outs_text}")
+  if n == 1:
+    return [lowering.Value(res, out_types[0])]
+  return [lowering.Value(f"{res}#{i}", t) for i, t in enumerate(out_types)]
+
+
+shard_map_p.def_lowering(_shard_map_lowering)
+
+
+# ----------------------------------------------------------------------------
+# For jit: which mesh a program containing shard_maps runs over
+
+
+def spmd_mesh(jaxpr) -> Mesh | None:
+  """The mesh of the shard_map equations in `jaxpr` (a Jaxpr or ClosedJaxpr), searched
+  through nested jaxprs; None if it has none.
+
+  A jit whose arguments are not sharded must still compile as one SPMD program
+  over this mesh when it contains a shard_map. An AbstractMesh resolves to the
+  context mesh.
+
+  Raises:
+    ValueError: shard_maps over different meshes.
+  """
+  found = None
+  stack = [jaxpr.jaxpr if isinstance(jaxpr, core.ClosedJaxpr) else jaxpr]
+  seen = set()
+  while stack:
+    j = stack.pop()
+    if id(j) in seen:
+      continue
+    seen.add(id(j))
+    for eqn in j.eqns:
+      if eqn.primitive is shard_map_p:
+        m = eqn.params["mesh"]
+        if isinstance(m, AbstractMesh):
+          m = mesh_lib.get_concrete_mesh()
+          if m is None:
+            raise ValueError("shard_map over an AbstractMesh needs a context mesh "
+                             "(jax.set_mesh) to run")
+        if found is not None and found != m:
+          raise ValueError(f"shard_maps over different meshes in one computation: {found} "
+                           f"and {m}")
+        found = m
+      stack.extend(core.jaxprs_in_params(eqn.params))
+  return found

@@ -1,0 +1,322 @@
+"""Meshes: devices laid out in an n-d array whose axes have names.
+
+`Mesh` holds concrete devices; `AbstractMesh` only the axis names, sizes and
+types (what tracing needs). `AxisType` says who partitions along an axis:
+XLA's propagation (`Auto`), the user's types at trace time (`Explicit`), or
+the program itself, per device (`Manual`, inside `shard_map`). The context
+mesh (`set_mesh`, `use_mesh`, ``with mesh:``) lets shardings be written as
+bare `PartitionSpec`s.
+"""
+from __future__ import annotations
+
+import collections
+import contextlib
+import enum
+import math
+import threading
+
+import numpy as np
+
+
+class AxisType(enum.Enum):
+  """Who partitions along a mesh axis (mirrors `jax.sharding.AxisType`)."""
+  Auto = enum.auto()
+  Explicit = enum.auto()
+  Manual = enum.auto()
+
+  def __repr__(self):
+    return self.name
+
+
+def _normalize_axis_types(axis_names, axis_types, default: AxisType) -> tuple:
+  if axis_types is None:
+    return (default,) * len(axis_names)
+  if isinstance(axis_types, AxisType):
+    return (axis_types,) * len(axis_names)
+  axis_types = tuple(axis_types)
+  if len(axis_types) != len(axis_names):
+    raise ValueError(f"Number of axis names should match the number of axis_types. Got "
+                     f"axis_names={axis_names} and axis_types={axis_types}")
+  for t in axis_types:
+    if not isinstance(t, AxisType):
+      raise TypeError(f"axis_types must be AxisType values, got {t!r}")
+  return axis_types
+
+
+def _check_names(axis_names) -> tuple:
+  if isinstance(axis_names, str):
+    axis_names = (axis_names,)
+  axis_names = tuple(axis_names)
+  seen = set()
+  for name in axis_names:
+    if name in seen:
+      raise ValueError(f"Mesh axis names must be unique, got {axis_names}: {name!r} is named "
+                       "twice.")
+    seen.add(name)
+  return axis_names
+
+
+class _MeshBase:
+  """What concrete and abstract meshes share: names, sizes and types of the axes."""
+  axis_names: tuple
+  axis_sizes: tuple
+  axis_types: tuple
+
+  @property
+  def shape(self) -> collections.OrderedDict:
+    """Axis name to size, in mesh order."""
+    return collections.OrderedDict(zip(self.axis_names, self.axis_sizes))
+
+  @property
+  def shape_tuple(self) -> tuple:
+    return tuple(zip(self.axis_names, self.axis_sizes))
+
+  @property
+  def size(self) -> int:
+    return math.prod(self.axis_sizes)
+
+  @property
+  def empty(self) -> bool:
+    return not self.axis_names
+
+  def _axis_types_text(self) -> str:
+    return "(" + ", ".join(t.name for t in self.axis_types) + ("," if len(self.axis_types) == 1
+                                                               else "") + ")"
+
+  def _axes_of_type(self, kind: AxisType) -> tuple:
+    return tuple(n for n, t in zip(self.axis_names, self.axis_types) if t is kind)
+
+  auto_axes = property(lambda self: self._axes_of_type(AxisType.Auto))
+  explicit_axes = property(lambda self: self._axes_of_type(AxisType.Explicit))
+  manual_axes = property(lambda self: self._axes_of_type(AxisType.Manual))
+
+  def _name_size_text(self) -> str:
+    return ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.axis_sizes))
+
+
+class Mesh(_MeshBase):
+  """An n-d array of devices with named axes (mirrors `jax.sharding.Mesh`).
+
+  Args:
+    devices: an array (or nested sequence) of devices, one axis per name.
+    axis_names: a name for each axis of `devices` (unique).
+    axis_types: an `AxisType` per axis (or one for all); default `Auto`.
+
+  Usable as a context manager (``with mesh:``), which makes it the context
+  mesh for bare `PartitionSpec`s.
+
+  Raises:
+    ValueError: the names do not match the devices' rank, or repeat.
+  """
+
+  def __init__(self, devices, axis_names, axis_types=None):
+    devices = np.asarray(devices, dtype=object) if not isinstance(devices, np.ndarray) else devices
+    axis_names = _check_names(axis_names)
+    if devices.ndim != len(axis_names):
+      raise ValueError(f"Mesh requires the ndim of its first argument (`devices`) to equal the "
+                       f"length of its second argument (`axis_names`), but got devices.ndim "
+                       f"== {devices.ndim} and len(axis_names) == {len(axis_names)}.")
+    self.devices = devices
+    self.axis_names = axis_names
+    self.axis_sizes = tuple(devices.shape)
+    self.axis_types = _normalize_axis_types(axis_names, axis_types, AxisType.Auto)
+    self._flat = tuple(devices.flat)
+    self._hash = hash((self.axis_names, self._flat, self.axis_types))
+    self._ctx_token = []
+
+  def __eq__(self, other):
+    return (self is other or (isinstance(other, Mesh) and self.axis_names == other.axis_names
+                              and self.axis_types == other.axis_types
+                              and self._flat == other._flat and self.axis_sizes == other.axis_sizes))
+
+  def __hash__(self):
+    return self._hash
+
+  def __repr__(self):
+    return f"Mesh({self._name_size_text()}, axis_types={self._axis_types_text()})"
+
+  def __reduce__(self):
+    return (Mesh, (self.devices, self.axis_names, self.axis_types))
+
+  @property
+  def device_ids(self) -> np.ndarray:
+    return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
+
+  @property
+  def _flat_devices_tuple(self) -> tuple:
+    """The devices in row-major order: the device assignment of programs over this mesh."""
+    return self._flat
+
+  @property
+  def local_devices(self) -> list:
+    return [d for d in self._flat if d.process_index == d.client.process_index()]
+
+  @property
+  def is_multi_process(self) -> bool:
+    return len(self.local_devices) != len(self._flat)
+
+  @property
+  def abstract_mesh(self) -> AbstractMesh:
+    platform = self._flat[0].platform if self._flat else None
+    kind = self._flat[0].device_kind if self._flat else None
+    return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types, _device_kind=kind,
+                        _platform=platform)
+
+  def update_axis_types(self, name_to_type: dict) -> Mesh:
+    types = tuple(name_to_type.get(n, t) for n, t in zip(self.axis_names, self.axis_types))
+    return Mesh(self.devices, self.axis_names, types)
+
+  def __enter__(self):
+    self._ctx_token.append(_push_mesh(self))
+    return self
+
+  def __exit__(self, *exc):
+    _pop_mesh(self._ctx_token.pop())
+    return False
+
+
+class AbstractMesh(_MeshBase):
+  """A mesh's axis names, sizes and types, without devices (mirrors `jax.sharding.AbstractMesh`)."""
+
+  def __init__(self, axis_sizes, axis_names, axis_types=None, *, _device_kind=None,
+               _platform=None):
+    self.axis_sizes = tuple(int(s) for s in axis_sizes)
+    self.axis_names = _check_names(axis_names)
+    if len(self.axis_sizes) != len(self.axis_names):
+      raise ValueError(f"axis_sizes {self.axis_sizes} and axis_names {self.axis_names} must "
+                       "have the same length")
+    self.axis_types = _normalize_axis_types(self.axis_names, axis_types, AxisType.Auto)
+    self._device_kind = _device_kind
+    self._platform = _platform
+
+  def __eq__(self, other):
+    return (isinstance(other, AbstractMesh) and self.axis_names == other.axis_names
+            and self.axis_sizes == other.axis_sizes and self.axis_types == other.axis_types)
+
+  def __hash__(self):
+    return hash((self.axis_names, self.axis_sizes, self.axis_types))
+
+  def __repr__(self):
+    return (f"AbstractMesh({self._name_size_text()}, axis_types={self._axis_types_text()}, "
+            f"device_kind={self._device_kind}, num_cores=None, platform={self._platform})")
+
+  @property
+  def abstract_mesh(self) -> AbstractMesh:
+    return self
+
+  def update_axis_types(self, name_to_type: dict) -> AbstractMesh:
+    types = tuple(name_to_type.get(n, t) for n, t in zip(self.axis_names, self.axis_types))
+    return AbstractMesh(self.axis_sizes, self.axis_names, types, _device_kind=self._device_kind,
+                        _platform=self._platform)
+
+
+# ----------------------------------------------------------------------------
+# The context mesh
+
+
+class _MeshContext(threading.local):
+  def __init__(self):
+    self.stack: list = []
+
+
+_context = _MeshContext()
+_global_mesh = [None]
+
+
+def _push_mesh(mesh):
+  _context.stack.append(mesh)
+  return len(_context.stack)
+
+
+def _pop_mesh(token):
+  del _context.stack[token - 1:]
+
+
+def get_concrete_mesh():
+  """The context mesh (`set_mesh`/`use_mesh`/``with mesh:``), or None."""
+  if _context.stack:
+    return _context.stack[-1]
+  return _global_mesh[0]
+
+
+def get_abstract_mesh() -> AbstractMesh:
+  """The abstract mesh of the context mesh; an empty one outside any (mirrors
+  `jax.sharding.get_abstract_mesh`)."""
+  mesh = get_concrete_mesh()
+  return mesh.abstract_mesh if mesh is not None else AbstractMesh((), ())
+
+
+class _SetMesh:
+  """What `set_mesh` returns: the mesh is set already; ``with`` restores the previous one."""
+
+  def __init__(self, previous):
+    self._previous = previous
+
+  def __enter__(self):
+    return self
+
+  def __exit__(self, *exc):
+    _global_mesh[0] = self._previous
+    return False
+
+
+def set_mesh(mesh: Mesh) -> _SetMesh:
+  """Makes `mesh` the context mesh: at once, or for a ``with`` block.
+
+  Raises:
+    ValueError: `mesh` is not a concrete `Mesh`.
+
+  Mirrors `jax.set_mesh` (and `jax.sharding.set_mesh`).
+  """
+  if not isinstance(mesh, Mesh):
+    raise ValueError(f"Expected mesh of type `jax.sharding.Mesh`. Got {type(mesh)}")
+  previous = _global_mesh[0]
+  _global_mesh[0] = mesh
+  return _SetMesh(previous)
+
+
+@contextlib.contextmanager
+def use_mesh(mesh: Mesh):
+  """Makes `mesh` the context mesh inside a ``with`` block (mirrors `jax.sharding.use_mesh`).
+
+  Raises:
+    ValueError: `mesh` is not a concrete `Mesh`.
+  """
+  if not isinstance(mesh, Mesh):
+    raise ValueError(f"Expected mesh of type `jax.sharding.Mesh`. Got {type(mesh)}")
+  token = _push_mesh(mesh)
+  try:
+    yield mesh
+  finally:
+    _pop_mesh(token)
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh:
+  """A mesh of the first ``prod(axis_shapes)`` devices, in device order.
+
+  Args:
+    axis_shapes: the size of each mesh axis.
+    axis_names: a name for each axis.
+    axis_types: an `AxisType` per axis; default `Explicit` (as JAX 0.10.2).
+    devices: the devices to use (default: all devices).
+
+  Raises:
+    ValueError: too few devices, or names and shapes of different lengths.
+
+  Mirrors `jax.make_mesh`.
+  """
+  from xjax._src import backend
+  axis_shapes = tuple(int(s) for s in axis_shapes)
+  axis_names = _check_names(axis_names)
+  if len(axis_shapes) != len(axis_names):
+    raise ValueError(f"Length of axis_shapes {axis_shapes} and axis_names {axis_names} must be "
+                     "equal.")
+  devices = list(backend.devices() if devices is None else devices)
+  n = math.prod(axis_shapes)
+  if len(devices) < n:
+    raise ValueError(f"Number of devices {len(devices)} must be >= the product of mesh_shape "
+                     f"{axis_shapes}")
+  array = np.empty(n, dtype=object)
+  array[:] = devices[:n]
+  types = _normalize_axis_types(axis_names, axis_types, AxisType.Explicit)
+  return Mesh(array.reshape(axis_shapes), axis_names, types)
