@@ -3,11 +3,14 @@
 Prints one JSON object: workload name -> seconds per call (the runner takes
 medians across processes). GROUP is `core` (default: dispatch, tracing,
 training steps, control flow), `linalg` (factorizations, FFT, a Gaussian
-process), `nn` (a CNN and a transformer block) or `rss` (the memory workload alone: 200 MLP training steps in a
-fresh process, reporting the peak resident set in bytes, under a name
+process), `nn` (a CNN and a transformer block), `sharding` (on 8 forced CPU
+devices, which it asks for in XLA_FLAGS itself: a data-parallel MLP step and a
+row-sharded matmul) or `rss` (the memory workload alone: 200 MLP training steps
+in a fresh process, reporting the peak resident set in bytes, under a name
 ending in "(peak RSS)").
 """
 import json
+import os
 import resource
 import sys
 import time
@@ -308,6 +311,48 @@ def nn_main(lib):
   print(json.dumps(results))
 
 
+FORCED_DEVICES = "--xla_force_host_platform_device_count=8"
+
+
+def sharding_main(lib):
+  """Sharded jit on 8 CPU devices (XLA's SPMD partitioner): the MLP step with the batch
+  split over the devices and the state replicated, and a matmul with x split by rows."""
+  # The device count is read when the first client is made: set it before the import.
+  flags = os.environ.get("XLA_FLAGS", "")
+  if "xla_force_host_platform_device_count" not in flags:
+    os.environ["XLA_FLAGS"] = f"{flags} {FORCED_DEVICES}".strip()
+  jax, jnp = _import(lib)
+  if jax.device_count() != 8:
+    sys.exit(f"the sharding group needs 8 devices, found {jax.device_count()} "
+             f"(XLA_FLAGS={os.environ['XLA_FLAGS']!r})")
+  P, NamedSharding = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+  mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+  rows, replicated = NamedSharding(mesh, P("data")), NamedSharding(mesh, P())
+  results = {}
+
+  # The MLP step of the core group, batch 1024 split 8 ways; the state stays replicated.
+  params, x, y = _mlp_data(jnp, 1024)
+  x, y = jax.device_put((x, y), rows)
+  state = jax.device_put(_mlp_state(jax, jnp, params), replicated)
+  step = jax.jit(_mlp_step_fn(jax, jnp), donate_argnums=0,
+                 out_shardings=(jax.tree_util.tree_map(lambda _: replicated, state), replicated))
+  holder = [state]
+
+  def train():
+    holder[0], value = step(holder[0], x, y)
+    value.block_until_ready()
+  results["data-parallel MLP train step, batch 1024 on 8 devices"] = _timeit(train, 20)
+
+  rng = np.random.default_rng(4)
+  a = jax.device_put(rng.normal(size=(4096, 4096)).astype(np.float32), rows)
+  b = jax.device_put(rng.normal(size=(4096, 4096)).astype(np.float32), replicated)
+  matmul = jax.jit(lambda a, b: a @ b)
+  results["jitted 4096x4096 matmul, x split by rows on 8 devices"] = _timeit(
+      lambda: matmul(a, b).block_until_ready(), 1, repeat=3)
+  print(json.dumps(results))
+
+
 if __name__ == "__main__":
   group = sys.argv[2] if len(sys.argv) > 2 else "core"
-  {"core": main, "linalg": linalg_main, "nn": nn_main, "rss": rss_main}[group](sys.argv[1])
+  {"core": main, "linalg": linalg_main, "nn": nn_main, "sharding": sharding_main,
+   "rss": rss_main}[group](sys.argv[1])
