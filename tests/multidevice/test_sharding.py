@@ -141,7 +141,9 @@ def test_with_sharding_constraint_and_reshard(mesh):
 
 def test_donation_of_sharded_buffers(mesh):
   x = xjax.device_put(A, NamedSharding(mesh, P("x")))
-  y = xjax.jit(lambda a: a * 3, donate_argnums=0)(x)
+  f = xjax.jit(lambda a: a * 3, donate_argnums=0)
+  assert "jax.buffer_donor = true" in f.lower(x).as_text()  # XLA pairs it, as in JAX
+  y = f(x)
   assert x.is_deleted()
   np.testing.assert_array_equal(np.asarray(y), A * 3)
 

@@ -338,6 +338,11 @@ def lower_jaxpr_to_module(closed_jaxpr: core.ClosedJaxpr, name: str = "main_fn",
                                                           closed_jaxpr.out_avals)]
   for i, j in (aliases or {}).items():
     arg_attrs[i].append(f"tf.aliasing_output = {j} : i32")
+  if spmd is not None:
+    # Over a mesh a donated buffer is offered, and XLA pairs it with a result of the
+    # same layout (as JAX does: results may be split differently from arguments).
+    for i in spmd.aliases:
+      arg_attrs[i].insert(0, "jax.buffer_donor = true")
   main = _function_text(module, "main", closed_jaxpr, public=True, consts_as_args=True,
                         arg_attrs=[", ".join(a) for a in arg_attrs], result_attrs=result_attrs)
   attrs = (f"mhlo.num_partitions = {num_partitions} : i32, "
