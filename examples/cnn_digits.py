@@ -11,7 +11,6 @@ two 3×3 convolutions with ReLU, a 2×2 max pool, then a dense layer and the log
 trained with Adam under `jit(value_and_grad)`.
 """
 import argparse
-import importlib
 import pathlib
 import sys
 import time
@@ -31,9 +30,8 @@ jax = jnp = None
 def use_backend(name):
   """Binds `jax` and `jnp` here and in mlp_digits to `name` ("xjax" or "jax")."""
   global jax, jnp
-  jax = importlib.import_module(name)
-  jnp = importlib.import_module(f"{name}.numpy")
   mlp_digits.use_backend(name)
+  jax, jnp = mlp_digits.jax, mlp_digits.jnp
 
 
 def load_images():

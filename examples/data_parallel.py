@@ -35,7 +35,6 @@ XLA_FLAGS=--xla_force_host_platform_device_count=8 before importing xjax or JAX,
 so that a CPU-only machine shows 8 (simulated) devices.
 """
 import argparse
-import importlib
 import os
 import pathlib
 import sys
@@ -53,9 +52,8 @@ jax = jnp = None
 def use_backend(name):
   """Binds `jax` and `jnp` here and in mlp_digits to `name` ("xjax" or "jax")."""
   global jax, jnp
-  jax = importlib.import_module(name)
-  jnp = importlib.import_module(f"{name}.numpy")
   mlp_digits.use_backend(name)
+  jax, jnp = mlp_digits.jax, mlp_digits.jnp
 
 
 def make_mesh(model_parallel):

@@ -18,7 +18,7 @@ tests/lax/test_parallel_collectives.py replays the same code with xjax.
 """
 import json
 import os
-import re
+import sys
 
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 
@@ -27,6 +27,10 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "golden"))
+import mlir_ops  # noqa: E402  (shared with tests/lax/test_parallel_collectives.py)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(REPO, "tests", "golden", "parallel_collectives.json")
@@ -84,37 +88,6 @@ VMAP_CASES = [
      "jax.grad(lambda a: (lax.all_gather(a, 'i', tiled=True) ** 3).sum())", (3, 2), False),
 ]
 
-_COLLECTIVE = re.compile(r'"?stablehlo\.(all_reduce|all_gather|reduce_scatter|all_to_all|'
-                         r'collective_permute|partition_id)"?')
-
-
-def split_attrs(text: str) -> dict:
-  """'a = 1 : i64, b, c = dense<[[0, 1]]> : tensor<1x2xi64>' as a dict (unit attributes: None)."""
-  attrs, depth, item = {}, 0, ""
-  for ch in text + ",":
-    if ch == "," and depth == 0:
-      key, _, value = item.strip().partition(" = ")
-      attrs[key] = value or None
-      item = ""
-      continue
-    depth += ch in "<[({"
-    depth -= ch in ">])}"
-    item += ch
-  return attrs
-
-
-def collective_ops(module_text: str) -> list:
-  """[op name, attributes] of each cross-device operation, in order."""
-  ops = []
-  for line in module_text.splitlines():
-    m = _COLLECTIVE.search(line)
-    if not m:
-      continue
-    body = re.search(r"<\{(.*)\}>", line)
-    ops.append([m.group(1), split_attrs(body.group(1)) if body else {}])
-  return ops
-
-
 def record_lowering():
   mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
   out = {}
@@ -124,7 +97,7 @@ def record_lowering():
                       out_specs=P(("x", "y")), check_vma=False)
     text = jax.jit(f).lower(jnp.zeros((8, *shape), jnp.float32)).as_text()
     jaxpr = jax.make_jaxpr(body, axis_env=[("x", 4), ("y", 2)])(np.zeros(shape, np.float32))
-    out[case_id] = {"fn": src, "shape": list(shape), "ops": collective_ops(text),
+    out[case_id] = {"fn": src, "shape": list(shape), "ops": mlir_ops.collective_ops(text),
                     "jaxpr": str(jaxpr)}
   return out
 

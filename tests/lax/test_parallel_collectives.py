@@ -11,6 +11,7 @@ over a stub mesh and check the operations xjax's rules emit; running them on
 import json
 import os
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -23,6 +24,9 @@ from xjax._src import stablehlo as hlo
 from xjax._src import test_util as jtu
 from xjax._src.interpreters import lowering
 from xjax._src.lax import parallel
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
+import mlir_ops  # noqa: E402  (shared with tools/golden_parallel.py)
 
 GOLDEN_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                            "golden", "parallel_collectives.json")
@@ -449,39 +453,11 @@ def _lower_body(fun, shape, mesh=MESH, axis_context=True, manual_axes=None):
   return "\n".join(ctx.lines)
 
 
-def _split_attrs(text: str) -> dict:
-  attrs, depth, item = {}, 0, ""
-  for ch in text + ",":
-    if ch == "," and depth == 0:
-      key, _, value = item.strip().partition(" = ")
-      attrs[key] = value or None
-      item = ""
-      continue
-    depth += ch in "<[({"
-    depth -= ch in ">])}"
-    item += ch
-  return attrs
-
-
-_COLLECTIVE = re.compile(r'"stablehlo\.(all_reduce|all_gather|reduce_scatter|all_to_all|'
-                         r'collective_permute|partition_id)"')
-
-
-def _collective_ops(text: str) -> list:
-  ops = []
-  for line in text.splitlines():
-    m = _COLLECTIVE.search(line)
-    if m:
-      body = re.search(r"<\{(.*)\}>", line)
-      ops.append([m.group(1), _split_attrs(body.group(1)) if body else {}])
-  return ops
-
-
 @pytest.mark.parametrize("case_id", GOLDEN_LOWERING)
 def test_lowering_emits_jax_collectives(case_id):
   case = GOLDEN["lowering"][case_id]
   text = _lower_body(_golden_fun(case), case["shape"])
-  assert _collective_ops(text) == case["ops"], text
+  assert mlir_ops.collective_ops(text) == case["ops"], text
 
 
 def test_all_reduce_region_combines_with_the_reduction():
@@ -535,7 +511,7 @@ def test_axis_index_in_a_partly_manual_body_nests_a_manual_computation():
 
 def test_pbroadcast_lowers_to_a_masked_all_reduce():
   text = _lower_body(lambda a: lax.pbroadcast(a, "x", 2), (3,))
-  ops = _collective_ops(text)
+  ops = mlir_ops.collective_ops(text)
   assert [op for op, _ in ops] == ["partition_id", "all_reduce"]
   assert ops[1][1]["replica_groups"] == "dense<[[0, 2, 4, 6], [1, 3, 5, 7]]> : tensor<2x4xi64>"
   assert "comparison_direction EQ" in text and '"stablehlo.select"' in text
@@ -595,6 +571,6 @@ def test_psum_with_positional_axes_reduces_locally_first():
 def test_ppermute_pairs_repeat_per_group_in_device_ids():
   mesh = _Mesh({"a": 2, "b": 3})
   text = _lower_body(lambda v: lax.ppermute(v, "a", [(1, 0)]), (2,), mesh)
-  (op, attrs), = _collective_ops(text)
+  (op, attrs), = mlir_ops.collective_ops(text)
   assert attrs["source_target_pairs"] == (
       "dense<[[3, 0], [4, 1], [5, 2]]> : tensor<3x2xi64>")

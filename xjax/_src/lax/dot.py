@@ -102,26 +102,33 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     precision: None, a `Precision` (or its name), or a pair of them for
       (lhs, rhs); None takes `jax_default_matmul_precision` when it is set.
     preferred_element_type: the dtype of the result (default: the inputs' dtype).
+    out_sharding: None, or a NamedSharding (or a PartitionSpec over the context
+      mesh) the result is typed and laid out as; it settles contractions split
+      on both sides.
 
   Returns:
     An array of shape batch dims + lhs free dims + rhs free dims.
 
   Raises:
-    TypeError: contracting or batch dimensions have different sizes, or the
+    TypeError: contracting or batch dimensions have different sizes, the
       dtypes differ but neither is wider (int32 with uint32, float16 with
-      bfloat16).
-    ValueError: an unknown precision.
+      bfloat16), or `out_sharding` is not a sharding.
+    ValueError: an unknown precision, or a PartitionSpec outside a mesh.
+    ShardingTypeError: operand shardings that give no result sharding (and no
+      `out_sharding`).
 
   Mirrors `jax.lax.dot_general`.
   """
   lhs, rhs = _coerce_scalars(lhs, rhs)
   if preferred_element_type is not None:
     preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
-  return dot_general_p.bind(lhs, rhs,
-                            dimension_numbers=_canonical_dimension_numbers(dimension_numbers),
-                            precision=canonicalize_precision(precision),
-                            preferred_element_type=preferred_element_type,
-                            out_sharding=out_sharding)
+  from xjax._src.sharding import rules  # the sharding package sits above lax
+  out_sharding = rules.canonicalize_out_sharding(out_sharding, "dot_general")
+  return rules.bind_with_out_sharding(
+      dot_general_p, (lhs, rhs),
+      dict(dimension_numbers=_canonical_dimension_numbers(dimension_numbers),
+           precision=canonicalize_precision(precision),
+           preferred_element_type=preferred_element_type, out_sharding=out_sharding))
 
 
 def _check_dims(name, dims, ndim, side):
@@ -157,7 +164,11 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
   rhs_free = [d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb]
   dtype = _dot_general_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
   weak = lhs.weak_type and rhs.weak_type
-  return core.ShapedArray((*lb_shape, *lhs_free, *rhs_free), dtype, weak)
+  out = core.ShapedArray((*lb_shape, *lhs_free, *rhs_free), dtype, weak)
+  if out_sharding is not None:
+    from xjax._src.sharding import rules
+    out = rules.typed(out, out_sharding)
+  return out
 
 
 def _dtype_rank(dtype):
@@ -345,6 +356,12 @@ def _dot_general_batch(axis_data, args, dims, *, dimension_numbers, precision,
     rhs_free = [d for d in range(np.ndim(rhs) - 1) if d not in rc and d not in rb]
     out_dim = np.ndim(lhs) - len(lc) + sum(d < rbd for d in rhs_free)
     dimension_numbers = ((lc, bump(rc, rbd)), (lb, bump(rb, rbd)))
+  if out_sharding is not None:  # the batch axis is not split
+    (lc2, _), (lb2, _) = dimension_numbers
+    n_out = np.ndim(lhs) + np.ndim(rhs) - 2 * len(lc2) - len(lb2)
+    spec = list(out_sharding.spec._normalized_spec_for_aval(n_out - 1))
+    spec.insert(out_dim, None)
+    out_sharding = out_sharding.with_spec(type(out_sharding.spec)(*spec))
   out = dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers, precision=precision,
                            preferred_element_type=preferred_element_type,
                            out_sharding=out_sharding)

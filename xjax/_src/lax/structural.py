@@ -37,6 +37,8 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
     shape: the output shape (a sequence of ints).
     broadcast_dimensions: for each operand dimension, the output dimension it
       maps to (strictly increasing); the operand's size there must be 1 or equal.
+    out_sharding: None, or a NamedSharding (or a PartitionSpec over the context
+      mesh) the result is typed and laid out as.
 
   Returns:
     An array of `shape` and operand's dtype.
@@ -51,9 +53,17 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
   shape = core.check_shapelike("broadcast_in_dim", "shape", shape)
   broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
   aval = core.get_aval(operand)
+  if out_sharding is not None:
+    from xjax._src.sharding import rules  # the sharding package sits above lax
+    out_sharding = rules.canonicalize_out_sharding(out_sharding, "broadcast_in_dim")
   if aval.shape == shape and broadcast_dimensions == tuple(range(len(shape))) \
-      and not isinstance(operand, (int, float, complex, bool)):
+      and not isinstance(operand, (int, float, complex, bool)) and out_sharding is None:
     return operand
+  if out_sharding is not None:
+    return rules.bind_with_out_sharding(
+        broadcast_in_dim_p, (operand,),
+        dict(shape=shape, broadcast_dimensions=broadcast_dimensions, sharding=out_sharding),
+        key="sharding")
   return broadcast_in_dim_p.bind(operand, shape=shape,
                                  broadcast_dimensions=broadcast_dimensions, sharding=None)
 
@@ -81,7 +91,11 @@ def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions, sha
   if any(a >= b for a, b in zip(broadcast_dimensions, broadcast_dimensions[1:])):
     raise TypeError("broadcast_in_dim broadcast_dimensions must be strictly increasing; "
                     f"got broadcast_dimensions {broadcast_dimensions}")
-  return core.ShapedArray(shape, operand.dtype, operand.weak_type)
+  out = core.ShapedArray(shape, operand.dtype, operand.weak_type)
+  if sharding is not None:
+    from xjax._src.sharding import rules
+    out = rules.typed(out, sharding)
+  return out
 
 
 def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding):
@@ -144,12 +158,16 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     operand: an array.
     new_sizes: the new shape.
     dimensions: an optional permutation applied to operand before reshaping.
+    out_sharding: None, or a NamedSharding (or a PartitionSpec over the context
+      mesh) the result is typed and laid out as; needed for reshapes of split
+      dimensions the sharding rules cannot follow.
 
   Returns:
     An array of shape `new_sizes`.
 
   Raises:
     TypeError: the sizes differ, or the shape is not concrete.
+    ShardingTypeError: a reshape of split dimensions with no `out_sharding`.
 
   Mirrors `jax.lax.reshape`.
   """
@@ -157,8 +175,16 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
   aval = core.get_aval(operand)
   dims = None if dimensions is None or tuple(dimensions) == tuple(range(aval.ndim)) \
       else tuple(int(d) for d in dimensions)
-  if aval.shape == new_sizes and dims is None and not isinstance(operand, (int, float, complex, bool)):
+  if out_sharding is not None:
+    from xjax._src.sharding import rules  # the sharding package sits above lax
+    out_sharding = rules.canonicalize_out_sharding(out_sharding, "reshape")
+  if aval.shape == new_sizes and dims is None and not isinstance(operand, (int, float, complex, bool)) \
+      and out_sharding is None:
     return operand
+  if out_sharding is not None:
+    return rules.bind_with_out_sharding(
+        reshape_p, (operand,), dict(new_sizes=new_sizes, dimensions=dims, sharding=out_sharding),
+        key="sharding")
   return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=None)
 
 
@@ -172,7 +198,11 @@ def _reshape_abstract_eval(operand, *, new_sizes, dimensions, sharding):
   if dimensions is not None and sorted(dimensions) != list(range(operand.ndim)):
     raise TypeError(f"reshape dimensions must be a permutation of operand dimensions, "
                     f"got dimensions {dimensions} for shape {operand.shape}.")
-  return core.ShapedArray(new_sizes, operand.dtype, operand.weak_type)
+  out = core.ShapedArray(new_sizes, operand.dtype, operand.weak_type)
+  if sharding is not None:
+    from xjax._src.sharding import rules
+    out = rules.typed(out, sharding)
+  return out
 
 
 def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
@@ -200,7 +230,16 @@ def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
   return ctx.op1("stablehlo.reshape", [x], hlo.aval_type(ctx.avals_out[0]))
 
 
-reshape_p = standard_primitive("reshape", _reshape_abstract_eval, _reshape_lowering)
+def _reshape_pp(params):
+  # JAX prints an out_sharding over the abstract mesh.
+  if params["sharding"] is None:
+    return params
+  from xjax._src.sharding import rules
+  return {**params, "sharding": rules.abstract_text(params["sharding"])}
+
+
+reshape_p = standard_primitive("reshape", _reshape_abstract_eval, _reshape_lowering,
+                               pp_params=_reshape_pp)
 ad.deflinear(reshape_p, _reshape_transpose)
 reshape_p.def_batch(_reshape_batch)
 

@@ -128,7 +128,7 @@ def _compute_newshape(a, newshape) -> tuple[int, ...]:
   return newshape
 
 
-def reshape(a, shape=None, order: str = "C", *, copy: bool | None = None):
+def reshape(a, shape=None, order: str = "C", *, copy: bool | None = None, out_sharding=None):
   """`a` with a new shape holding the same elements (one dimension may be -1).
 
   Args:
@@ -136,6 +136,8 @@ def reshape(a, shape=None, order: str = "C", *, copy: bool | None = None):
     shape: an int or a sequence of ints; one may be -1 (inferred).
     order: "C" (row-major) or "F" (column-major).
     copy: accepted for NumPy compatibility (arrays are immutable).
+    out_sharding: None, or a NamedSharding or PartitionSpec (over the context
+      mesh) the result is typed and laid out as (see `lax.reshape`).
 
   Returns:
     The reshaped array.
@@ -153,13 +155,16 @@ def reshape(a, shape=None, order: str = "C", *, copy: bool | None = None):
   a = ensure_arraylike("reshape", a)
   if shape is None:
     raise TypeError("reshape() missing required argument 'shape'")
-  return _reshape(a, shape, order=order)
+  return _reshape(a, shape, order=order, out_sharding=out_sharding)
 
 
-def _reshape(a, *args, order: str = "C"):
+def _reshape(a, *args, order: str = "C", out_sharding=None):
   newshape = _compute_newshape(a, args[0] if len(args) == 1 else args)
   if order == "C":
-    return lax_structural.reshape(a, newshape)
+    return lax_structural.reshape(a, newshape, out_sharding=out_sharding)
+  if out_sharding is not None:
+    raise NotImplementedError("jnp.reshape: out_sharding with order='F' is not supported by "
+                              "xjax.")
   if order == "F":
     dims = list(range(util.ndim(a)))[::-1]
     out = lax_structural.reshape(a, newshape[::-1], dims)

@@ -26,17 +26,28 @@ def _result_dtype(name, a, b, preferred_element_type):
   return dtypes.check_user_dtype_supported(preferred_element_type, name), False
 
 
-def _dot_general(a, b, dimension_numbers, precision, out_dtype, weak):
+def _dot_general(a, b, dimension_numbers, precision, out_dtype, weak, out_sharding=None):
   # lax.dot_general takes operands of one dtype: convert those that differ.
   a = lax.convert_element_type(a, out_dtype) if dtype_of(a) != out_dtype else a
   b = lax.convert_element_type(b, out_dtype) if dtype_of(b) != out_dtype else b
   out = lax_dot.dot_general(a, b, dimension_numbers, precision=precision,
-                            preferred_element_type=out_dtype)
+                            preferred_element_type=out_dtype, out_sharding=out_sharding)
   return lax.convert_element_type(out, out_dtype, weak_type=weak)
 
 
-@jit(static_argnames=_STATICS, inline=True)
-def dot(a, b, *, precision=None, preferred_element_type=None):
+def _out_sharding(out_sharding, name):
+  # Made a NamedSharding before the jit: a bare PartitionSpec means the mesh of now.
+  from xjax._src.sharding import rules  # the sharding package sits above numpy
+  return rules.canonicalize_out_sharding(out_sharding, name)
+
+
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
+  return _dot(a, b, precision=precision, preferred_element_type=preferred_element_type,
+              out_sharding=_out_sharding(out_sharding, "dot_general"))
+
+
+@jit(static_argnames=(*_STATICS, "out_sharding"), inline=True)
+def _dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
   """NumPy's dot product.
 
   Contracts the last axis of `a` with the only axis of a 1-D `b`, or with
@@ -46,6 +57,8 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     a, b: arrays.
     precision: passed to `lax.dot_general`.
     preferred_element_type: the accumulation and result dtype.
+    out_sharding: None, or a NamedSharding or PartitionSpec (over the context
+      mesh) the result is typed and laid out as (see `lax.dot_general`).
 
   Returns:
     The product, of the promoted dtype.
@@ -64,11 +77,19 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     contract = ((a_ndim - 1,), (0,))
   else:
     contract = ((a_ndim - 1,), (b_ndim - 2,))
-  return _dot_general(a, b, (contract, ((), ())), precision, out_dtype, weak)
+  return _dot_general(a, b, (contract, ((), ())), precision, out_dtype, weak, out_sharding)
 
 
-@jit(static_argnames=_STATICS, inline=True)
-def matmul(a, b, *, precision=None, preferred_element_type=None):
+dot.__doc__ = _dot.__doc__
+
+
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
+  return _matmul(a, b, precision=precision, preferred_element_type=preferred_element_type,
+                 out_sharding=_out_sharding(out_sharding, "dot_general"))
+
+
+@jit(static_argnames=(*_STATICS, "out_sharding"), inline=True)
+def _matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
   """The matrix product of `a` and `b`, with NumPy's broadcasting of leading (batch) axes.
 
   A 1-D operand is treated as a vector (its axis is removed from the result).
@@ -78,6 +99,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     b: an array of shape ``(..., k, m)`` or ``(k,)``.
     precision: passed to `lax.dot_general`.
     preferred_element_type: the accumulation and result dtype.
+    out_sharding: None, or a NamedSharding or PartitionSpec (over the context
+      mesh) the result is typed and laid out as.
 
   Returns:
     The product, of shape ``(..., n, m)`` (without the vector axes).
@@ -139,13 +162,20 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
   if b_squeeze:
     b = lax_structural.squeeze(b, tuple(b_squeeze))
   contract = ((util.ndim(a) - 1,), (util.ndim(b) - 1 - b_is_mat,))
+  direct = perm == tuple(range(len(perm))) and not both_squeeze
   out = _dot_general(a, b, (contract, (tuple(a_batch_dims), tuple(b_batch_dims))), precision,
-                     out_dtype, weak)
+                     out_dtype, weak, out_sharding if direct else None)
   if perm != tuple(range(len(perm))):
     out = lax_structural.transpose(out, perm)
   if both_squeeze:
     out = lax_structural.expand_dims(out, tuple(both_squeeze))
+  if out_sharding is not None and not direct:
+    from xjax._src.sharding.constraints import reshard
+    out = reshard(out, out_sharding)
   return out
+
+
+matmul.__doc__ = _matmul.__doc__
 
 
 @jit(static_argnames=_STATICS, inline=True)
@@ -280,8 +310,9 @@ def _take_diagonals(x, spec):
   return x, spec
 
 
-@jit(static_argnames=("subscripts", "precision", "preferred_element_type"), inline=True)
-def _einsum(operands, subscripts, precision, preferred_element_type):
+@jit(static_argnames=("subscripts", "precision", "preferred_element_type", "out_sharding"),
+     inline=True)
+def _einsum(operands, subscripts, precision, preferred_element_type, out_sharding=None):
   out_dtype, weak = (dtypes.result_type(*operands, return_weak_type_flag=True)
                      if preferred_element_type is None else (preferred_element_type, False))
   out_dtype = dtypes.canonicalize_dtype(out_dtype)
@@ -298,8 +329,8 @@ def _einsum(operands, subscripts, precision, preferred_element_type):
       spec = [c for c in spec if c in others]
     arrays.append((x, spec))
   if len(arrays) == 2:
-    x, spec = _contract_two(arrays[1], arrays[0], output, precision, out_dtype)
-    return _finish_einsum(x, spec, output, out_dtype, weak)
+    x, spec = _contract_two(arrays[1], arrays[0], output, precision, out_dtype, out_sharding)
+    return _finish_einsum(x, spec, output, out_dtype, weak, out_sharding)
   x, spec = arrays[0]
   for k, (y, yspec) in enumerate(arrays[1:], start=1):
     later = set(output).union(*(set(s) for _, s in arrays[k + 1:]))
@@ -310,10 +341,10 @@ def _einsum(operands, subscripts, precision, preferred_element_type):
             (tuple(spec.index(c) for c in batch), tuple(yspec.index(c) for c in batch)))
     x = lax_dot.dot_general(x, y, dims, precision=precision, preferred_element_type=out_dtype)
     spec = batch + [c for c in spec if c not in shared] + [c for c in yspec if c not in shared]
-  return _finish_einsum(x, spec, output, out_dtype, weak)
+  return _finish_einsum(x, spec, output, out_dtype, weak, out_sharding)
 
 
-def _contract_two(lhs, rhs, output, precision, out_dtype):
+def _contract_two(lhs, rhs, output, precision, out_dtype, out_sharding=None):
   """One pairwise contraction the way JAX's einsum orders it: `lhs` is the second operand
   (opt_einsum pops the higher index first); when batch + rhs's + lhs's free letters
   already spell the output, the product is taken as (rhs, lhs) and needs no transpose."""
@@ -327,11 +358,15 @@ def _contract_two(lhs, rhs, output, precision, out_dtype):
     x, xspec, y, yspec, x_free, y_free = y, yspec, x, xspec, y_free, x_free
   dims = ((tuple(xspec.index(c) for c in contract), tuple(yspec.index(c) for c in contract)),
           (tuple(xspec.index(c) for c in batch), tuple(yspec.index(c) for c in batch)))
-  out = lax_dot.dot_general(x, y, dims, precision=precision, preferred_element_type=out_dtype)
-  return out, batch + x_free + y_free
+  spec = batch + x_free + y_free
+  # The out_sharding goes on the product when it already is the output (as JAX does).
+  direct = out_sharding if spec == list(output) else None
+  out = lax_dot.dot_general(x, y, dims, precision=precision, preferred_element_type=out_dtype,
+                            out_sharding=direct)
+  return out, spec
 
 
-def _finish_einsum(x, spec, output, out_dtype, weak):
+def _finish_einsum(x, spec, output, out_dtype, weak, out_sharding=None):
   missing = [c for c in output if c not in spec]
   if missing:
     raise ValueError(f"einsum: output subscript(s) {''.join(missing)} do not appear in the inputs")
@@ -342,7 +377,12 @@ def _finish_einsum(x, spec, output, out_dtype, weak):
   perm = tuple(spec.index(c) for c in output)
   if perm != tuple(range(len(perm))):
     x = lax_structural.transpose(x, perm)
-  return lax.convert_element_type(x, out_dtype, weak_type=weak)
+  x = lax.convert_element_type(x, out_dtype, weak_type=weak)
+  if out_sharding is not None and (extra or perm != tuple(range(len(perm)))
+                                   or util.aval_of(x).sharding is None):
+    from xjax._src.sharding.constraints import reshard
+    x = reshard(x, out_sharding)
+  return x
 
 
 _LABELS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -375,7 +415,7 @@ def _interleaved_to_subscripts(*args):
 
 
 def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None, out=None,
-           optimize=None):
+           optimize=None, out_sharding=None):
   """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
 
   Operands are contracted left to right with `lax.dot_general`; a letter
@@ -393,6 +433,8 @@ def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None
     preferred_element_type: the accumulation and result dtype.
     out: unsupported; must be None.
     optimize: accepted for compatibility (the order is left to right).
+    out_sharding: None, or a NamedSharding or PartitionSpec (over the context
+      mesh) the result is typed and laid out as.
 
   Returns:
     The contracted array.
@@ -416,7 +458,8 @@ def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None
   if preferred_element_type is not None:
     preferred_element_type = dtypes.check_user_dtype_supported(preferred_element_type, "einsum")
   return _einsum(list(operands), subscripts=subscripts, precision=precision,
-                 preferred_element_type=preferred_element_type)
+                 preferred_element_type=preferred_element_type,
+                 out_sharding=_out_sharding(out_sharding, "einsum"))
 
 
 def _core_dims_error(signature, dim, a, b):

@@ -1,9 +1,12 @@
 """`with_sharding_constraint` and `reshard`: saying how an intermediate value is split.
 
-Both bind `sharding_constraint`, lowered to Shardy's ``sdy.sharding_constraint``
-(XLA's partitioner then lays the value out so, moving data between devices as
-needed). Eagerly they place the value on the sharding. A jit whose jaxpr
-holds one runs as a program over the constraint's mesh (`jaxpr_mesh`).
+`with_sharding_constraint` binds `sharding_constraint` (Auto axes only; on a
+context mesh of Explicit axes it only asserts the type), `reshard` binds
+`reshard`, whose result is typed with the new sharding (its Explicit axes).
+Both lower to Shardy's ``sdy.sharding_constraint`` (XLA's partitioner then
+lays the value out so, moving data between devices as needed). Eagerly they
+place the value on the sharding. A jit whose jaxpr holds one runs as a
+program over the constraint's mesh (`jaxpr_mesh`).
 """
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ from xjax._src import core
 from xjax._src import tree_util
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
+from xjax._src.sharding import rules
 from xjax._src.sharding import spmd
-from xjax._src.sharding.mesh import AxisType, Mesh, get_concrete_mesh
+from xjax._src.sharding.mesh import AxisType, Mesh, get_abstract_mesh, get_concrete_mesh
 from xjax._src.sharding.partition_spec import PartitionSpec
 from xjax._src.sharding.shardings import NamedSharding, Sharding
 
@@ -50,6 +54,48 @@ ad.deflinear(sharding_constraint_p,
              lambda ct, x, *, sharding: [sharding_constraint_p.bind(ct, sharding=sharding)])
 
 
+# ----------------------------------------------------------------------------
+# reshard: a new type
+
+
+def _reshard_abstract_eval(x, *, dst_sharding):
+  dst_sharding.check_shape(x.shape)
+  return x.update(sharding=rules.aval_sharding(dst_sharding, len(x.shape)))
+
+
+def _reshard_impl(x, *, dst_sharding):
+  if not isinstance(dst_sharding.mesh, Mesh):
+    mesh = get_concrete_mesh()
+    if mesh is None:
+      raise ValueError(f"reshard of a concrete array to {dst_sharding!r} needs a concrete "
+                       "mesh: pass a NamedSharding over a Mesh, or use `jax.set_mesh`.")
+    dst_sharding = NamedSharding(mesh, dst_sharding.spec)
+  return spmd.place(x, dst_sharding)
+
+
+def _reshard_batch(axis_data, args, dims, *, dst_sharding):
+  (x,), (d,) = args, dims
+  spec = list(dst_sharding.spec._normalized_spec_for_aval(len(core.get_aval(x).shape) - 1))
+  spec.insert(d, None)
+  return reshard_p.bind(x, dst_sharding=dst_sharding.with_spec(PartitionSpec(*spec))), d
+
+
+def _reshard_transpose(ct, x, *, dst_sharding):
+  # Back to the operand's type (unsplit, when it had none).
+  back = x.aval.sharding
+  spec = back.spec if back is not None else PartitionSpec()
+  return [reshard_p.bind(ct, dst_sharding=dst_sharding.with_spec(spec))]
+
+
+reshard_p = core.Primitive("reshard")
+reshard_p.def_impl(_reshard_impl)
+reshard_p.def_abstract_eval(_reshard_abstract_eval)
+reshard_p.def_lowering(lambda ctx, x, *, dst_sharding: _lowering(ctx, x, sharding=dst_sharding))
+reshard_p.def_batch(_reshard_batch)
+reshard_p.def_pp_params(lambda params: {})  # JAX prints a bare ``reshard``
+ad.deflinear(reshard_p, _reshard_transpose)
+
+
 def _as_named(s, what: str):
   if isinstance(s, Sharding):
     return s
@@ -63,30 +109,54 @@ def _as_named(s, what: str):
   raise ValueError(f"{what} expects a Sharding or a PartitionSpec, got {s!r}")
 
 
-def _constrain(x, shardings, what: str, check):
+def _constrain(x, shardings, what: str, check, bind):
   leaves, tree = tree_util.tree_flatten(x)
   is_leaf = lambda v: v is None or isinstance(v, (Sharding, PartitionSpec))
   per_leaf = tree_util.broadcast_prefix(shardings, x, is_leaf=is_leaf)
   out = []
   for leaf, s in zip(leaves, per_leaf):
     s = _as_named(s, what)
-    check(s)
-    out.append(sharding_constraint_p.bind(leaf, sharding=s))
+    out.append(leaf if check(leaf, s) else bind(leaf, s))
   return tree_util.tree_unflatten(tree, out)
+
+
+def _assert_same_type(x, s) -> None:
+  ndim = len(core.get_aval(x).shape)
+  typed = core.get_aval(x).sharding
+  have = typed.spec._normalized_spec_for_aval(ndim) if typed is not None else (None,) * ndim
+  want = s.spec._normalized_spec_for_aval(ndim)
+  if tuple(have) != tuple(want):
+    raise AssertionError(
+        "`with_sharding_constraint` acts as an assert when all axes of mesh are of type "
+        f"`Explicit`. The array sharding: {PartitionSpec(*have)!r} did not match the sharding "
+        f"provided: {want!r}. Please use `jax.sharding.reshard` to shard your input to the "
+        "sharding you want.")
 
 
 def with_sharding_constraint(x, shardings):
   """`x` (a pytree of arrays) laid out as `shardings` (a pytree prefix of Shardings or
   PartitionSpecs, the latter over the context mesh) says.
 
+  Under a context mesh whose axes are all Explicit, a NamedSharding is only
+  compared with the value's type (and the value returned as it is).
+
   Raises:
     ValueError: a spec that names an Explicit mesh axis (use `reshard`), a
       PartitionSpec outside any mesh context, or a sharding that does not
       divide a dimension.
+    AssertionError: under an all-Explicit context mesh, a sharding other than
+      the value's type.
 
   Mirrors `jax.lax.with_sharding_constraint`.
   """
-  def check(s):
+  context = get_abstract_mesh()
+  all_explicit = bool(context.axis_types) and all(t is AxisType.Explicit
+                                                   for t in context.axis_types)
+
+  def check(x, s):
+    if all_explicit and isinstance(s, NamedSharding):
+      _assert_same_type(x, s)
+      return True
     if isinstance(s, NamedSharding):
       explicit = {n for n, t in zip(s.mesh.axis_names, s.mesh.axis_types)
                   if t is AxisType.Explicit}
@@ -96,20 +166,31 @@ def with_sharding_constraint(x, shardings):
             "The spec of NamedSharding passed to with_sharding_constraint can only refer to "
             f"Auto axes of the mesh. Got spec={s.spec!r} and mesh={s.mesh.abstract_mesh}. "
             "You probably meant to use `reshard` API?")
-  return _constrain(x, shardings, "with_sharding_constraint", check)
+    return False
+  return _constrain(x, shardings, "with_sharding_constraint", check,
+                    lambda v, s: sharding_constraint_p.bind(v, sharding=s))
 
 
 def reshard(xs, out_shardings):
   """`xs` (a pytree of arrays) moved to `out_shardings` (Shardings or PartitionSpecs over
   the context mesh), on Explicit and Auto axes alike.
 
+  The result's type carries the new sharding's Explicit axes, traced or not
+  (``jax.typeof(reshard(x, P(None, 'x')))`` is ``f32[8,8@x]``).
+
   Raises:
-    ValueError: a PartitionSpec outside any mesh context, or a sharding that does
-      not divide a dimension.
+    ValueError: a PartitionSpec outside any mesh context, a sharding other than
+      a NamedSharding, or a sharding that does not divide a dimension.
 
   Mirrors `jax.reshard`.
   """
-  return _constrain(xs, out_shardings, "reshard", lambda s: None)
+  def bind(v, s):
+    if not isinstance(s, NamedSharding):
+      raise ValueError("Reshard should only be used with out_shardings which are non-None "
+                       f"and have a non-empty mesh. Got sharding {s}.")
+    ndim = len(core.get_aval(v).shape)
+    return reshard_p.bind(v, dst_sharding=s.with_spec(s.spec._normalized_spec_for_aval(ndim)))
+  return _constrain(xs, out_shardings, "reshard", lambda v, s: False, bind)
 
 
 # ----------------------------------------------------------------------------

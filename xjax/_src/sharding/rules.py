@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from xjax._src import core
-from xjax._src.sharding.mesh import AxisType
+from xjax._src.sharding.mesh import AxisType, Mesh, get_concrete_mesh
 from xjax._src.sharding.partition_spec import PartitionSpec, axes_of
 from xjax._src.sharding.shardings import NamedSharding
 
@@ -35,6 +35,72 @@ def aval_sharding(sharding, ndim: int):
     kept = tuple(a for a in axes_of(entry) if a in explicit)
     entries.append(None if not kept else kept[0] if len(kept) == 1 else kept)
   return NamedSharding(mesh.abstract_mesh, PartitionSpec(*entries))
+
+
+def canonicalize_out_sharding(sharding, api_name: str):
+  """An ``out_sharding=`` argument as a NamedSharding (None stays None).
+
+  A bare PartitionSpec is taken over the context mesh (`jax.set_mesh`).
+
+  Raises:
+    TypeError: `sharding` is neither a NamedSharding nor a PartitionSpec.
+    ValueError: a PartitionSpec outside any mesh context.
+
+  Mirrors JAX's ``canonicalize_sharding`` (the errors are its texts).
+  """
+  if sharding is None:
+    return None
+  if isinstance(sharding, NamedSharding) and sharding.mesh.empty:
+    return None
+  if not isinstance(sharding, (NamedSharding, PartitionSpec)):
+    raise TypeError(f"`out_sharding` argument of {api_name} only supports instances of "
+                    f"`NamedSharding` or `PartitionSpec`. Got {sharding} of type: "
+                    f"{type(sharding)}")
+  if isinstance(sharding, PartitionSpec):
+    mesh = get_concrete_mesh()
+    if mesh is None or mesh.empty:
+      raise ValueError("Using PartitionSpec when you are not under a mesh context is not "
+                       "allowed. Please pass a NamedSharding instance or enter into a mesh "
+                       f"context via `jax.set_mesh`. Got {sharding}")
+    return NamedSharding(mesh, sharding)
+  return sharding
+
+
+def typed(aval, sharding):
+  """`aval` typed as laid out by `sharding` (a NamedSharding; None leaves it as it is).
+
+  Raises:
+    ValueError: `sharding` does not divide `aval`'s shape.
+  """
+  if sharding is None:
+    return aval
+  sharding.check_shape(aval.shape)
+  return aval.update(sharding=aval_sharding(sharding, len(aval.shape)))
+
+
+def abstract_text(sharding) -> str:
+  """How JAX prints an out_sharding param: the NamedSharding over the abstract mesh."""
+  return f"NamedSharding(mesh={sharding.mesh.abstract_mesh!r}, spec={sharding.spec!r})"
+
+
+def bind_with_out_sharding(prim, args, params, key: str = "out_sharding"):
+  """`prim.bind(*args, **params)`, whose `params[key]` asks for a result sharding.
+
+  Traced, or on arrays over a mesh already, the result is typed and laid out by
+  the param. Eagerly on single-device values, it is computed there and then
+  placed on the sharding (over the concrete mesh), as JAX returns it.
+  """
+  from xjax._src.array import Array
+  from xjax._src.sharding import spmd
+  sharding = params[key]
+  if (sharding is None or any(isinstance(a, core.Tracer) for a in args)
+      or any(type(a) is Array and a._sharding is not None for a in args)):
+    return prim.bind(*args, **params)
+  out = prim.bind(*args, **{**params, key: None})
+  mesh = sharding.mesh if isinstance(sharding.mesh, Mesh) else get_concrete_mesh()
+  if mesh is None:
+    return out
+  return spmd.place(out, NamedSharding(mesh, sharding.spec))
 
 
 def _spec(aval) -> tuple:
@@ -97,6 +163,8 @@ def _transpose(prim, avals, params, outs):
 
 
 def _broadcast_in_dim(prim, avals, params, outs):
+  if params.get("sharding") is not None:
+    return outs  # typed by the abstract eval
   a = avals[0]
   if getattr(a, "sharding", None) is None:
     return outs
@@ -118,6 +186,8 @@ def _axis_size(mesh, entry) -> int:
 
 
 def _reshape(prim, avals, params, outs):
+  if params.get("sharding") is not None:
+    return outs  # typed by the abstract eval
   a = avals[0]
   spec = _spec(a)
   if all(e is None for e in spec):
@@ -157,6 +227,8 @@ def _reshape(prim, avals, params, outs):
 
 
 def _dot_general(prim, avals, params, outs):
+  if params.get("out_sharding") is not None:
+    return outs  # typed by the abstract eval: it resolves every ambiguity
   lhs, rhs = avals[0], avals[1]
   (lc, rc), (lb, rb) = params["dimension_numbers"]
   ls = _spec(lhs) if lhs.sharding is not None else (None,) * len(lhs.shape)
@@ -207,7 +279,12 @@ def _slice(prim, avals, params, outs):
   return [_with(out, mesh, list(spec))]
 
 
+def _as_typed(prim, avals, params, outs):
+  return outs  # the primitive's abstract eval gives the result's type itself
+
+
 _RULES = {
+    "reshard": _as_typed, "sharding_constraint": _as_typed,
     "transpose": _transpose, "broadcast_in_dim": _broadcast_in_dim, "squeeze": _squeeze,
     "reshape": _reshape, "dot_general": _dot_general, "slice": _slice,
     "dynamic_slice": _slice,
