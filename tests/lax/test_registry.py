@@ -173,6 +173,7 @@ NO_SPEC = {
     "device_put": "lax/test_device_put.py",  # jaxprs print device placements
     # Over several devices: tests/multidevice runs with 8 forced CPU devices.
     "sharding_constraint": "multidevice/test_sharding.py",
+    "reshard": "multidevice/test_explicit_sharding.py",
     **dict.fromkeys(("reduce_scatter", "all_to_all", "pbroadcast", "pvary"),
                     "lax/test_parallel_collectives.py"),
     "shard_map": "multidevice/test_shard_map.py",

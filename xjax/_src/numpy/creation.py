@@ -33,6 +33,18 @@ def _stage(value, device=None):
   return dispatch.device_put_value(value, device)
 
 
+def _put(out, device):
+  """`out` committed to `device`: a Device, or a Sharding (a NamedSharding types the
+  result with its Explicit axes, as `jax.device_put` does, traced or not)."""
+  if device is None:
+    return out
+  from xjax._src.sharding.shardings import Sharding, SingleDeviceSharding
+  if isinstance(device, Sharding) and not isinstance(device, SingleDeviceSharding):
+    from xjax._src import api
+    return api.device_put(out, device)
+  return dispatch.device_put_value(out, device)
+
+
 def _check_valid_leaf(leaf) -> None:
   if isinstance(leaf, (Array, core.Tracer) + _PY_SCALARS):
     return
@@ -218,7 +230,7 @@ def _fill(shape, fill_value, dtype, weak: bool, device=None):
   else:
     out = lax_structural.broadcast_in_dim_p.bind(value, shape=tuple(shape),
                                                  broadcast_dimensions=(), sharding=None)
-  return dispatch.device_put_value(out, device) if device is not None else out
+  return _put(out, device)
 
 
 @jit(static_argnums=(0, 1, 2, 3))
@@ -256,7 +268,7 @@ def full(shape, fill_value, dtype=None, *, device=None):
   fill_value = util._unwrap(fill_value)
   if np.ndim(fill_value) if not isinstance(fill_value, core.Tracer) else fill_value.ndim:
     out = util.broadcast_to(asarray(fill_value, dtype=dtype), shape)
-    return dispatch.device_put_value(out, device) if device is not None else out
+    return _put(out, device)
   shape = _canonical_shape(shape)
   weak = dtype is None and dtypes.is_weakly_typed(fill_value)
   dtype = dtypes.canonicalize_dtype(dtype_of(fill_value) if dtype is None else dtype)
@@ -300,7 +312,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
   fill_value = util._unwrap(fill_value)
   if np.ndim(fill_value) if not isinstance(fill_value, core.Tracer) else fill_value.ndim:
     out = util.broadcast_to(asarray(fill_value, dtype=dtype), shape)
-    return dispatch.device_put_value(out, device) if device is not None else out
+    return _put(out, device)
   return _fill(shape, fill_value, dtype, weak, device)
 
 
@@ -354,7 +366,7 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
   j = structural.broadcasted_iota(index_dtype, (n, m), 1)
   offset = lax.convert_element_type(offset, index_dtype, weak_type=util.is_weak(offset))
   out = lax.convert_element_type(lax.eq(lax.add(i, offset), j), dtype)
-  return dispatch.device_put_value(out, device) if device is not None else out
+  return _put(out, device)
 
 
 def identity(n, dtype=None):
@@ -434,7 +446,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     size = max(0, int(np.ceil(stop - start)))
     out = lax.add(lax.convert_element_type(start, dtype),
                   structural.broadcasted_iota(dtype, (size,), 0))
-  return dispatch.device_put_value(out, device) if device is not None else out
+  return _put(out, device)
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,

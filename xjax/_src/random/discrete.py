@@ -48,7 +48,9 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
   """Uniform random integers in [minval, maxval) (mirrors `jax.random.randint`).
 
   Like JAX's, slightly biased when the range is not a power of 2; 8- and
-  16-bit results are sampled in 32 bits to keep the bias small.
+  16-bit results are sampled in 32 bits to keep the bias small. `out_sharding`
+  (a NamedSharding or PartitionSpec over the context mesh) lays out and types
+  the result.
   """
   key, _ = check_prng_key("randint", key)
   dtype = np.dtype(dtypes.check_user_dtype_supported(int if dtype is None else dtype, "randint"))
@@ -61,7 +63,9 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
     sample_dtype = np.dtype("int32")
     minval = jnp.asarray(minval).astype("int32").clip(int(info.min), int(info.max))
     maxval = jnp.asarray(maxval).astype("int32").clip(int(info.min), int(info.max) + 1)
-  return _randint(key, minval, maxval, shape, sample_dtype).astype(dtype)
+  out = _randint(key, minval, maxval, shape, sample_dtype).astype(dtype)
+  from xjax._src.random.distributions import _resharded
+  return _resharded(out, out_sharding, "randint")
 
 
 @functools.partial(jit, static_argnums=(3, 4))

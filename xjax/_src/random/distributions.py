@@ -59,8 +59,20 @@ def _split(key, num=2):
 # uniform, normal
 
 
+def _resharded(out, out_sharding, name):
+  """`out` laid out (and typed) as `out_sharding` says, when one is given (the values do
+  not depend on it)."""
+  if out_sharding is None:
+    return out
+  from xjax._src.sharding import constraints, rules
+  return constraints.reshard(out, rules.canonicalize_out_sharding(out_sharding, name))
+
+
 def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=None):
   """Uniform random values in [minval, maxval) of `shape` and float `dtype`.
+
+  `out_sharding` (a NamedSharding or PartitionSpec over the context mesh) lays
+  out and types the result.
 
   Mirrors `jax.random.uniform`.
   """
@@ -69,7 +81,8 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=Non
   shape = core.canonicalize_shape(shape)
   if not dtypes.issubdtype(dtype, np.floating):
     raise ValueError(f"dtype argument to `uniform` must be a float dtype, got {dtype}")
-  return _uniform(key, minval, maxval, shape, np.dtype(dtype))
+  return _resharded(_uniform(key, minval, maxval, shape, np.dtype(dtype)), out_sharding,
+                    "uniform")
 
 
 @functools.partial(jit, static_argnums=(3, 4))
@@ -97,12 +110,15 @@ def _uniform(key, minval, maxval, shape, dtype):
 def normal(key, shape=(), dtype=None, *, out_sharding=None):
   """Standard normal random values of `shape` and float (or complex) `dtype`.
 
+  `out_sharding` (a NamedSharding or PartitionSpec over the context mesh) lays
+  out and types the result.
+
   Mirrors `jax.random.normal`.
   """
   key, _ = check_prng_key("normal", key)
   shape = core.canonicalize_shape(shape)
   dtype = _float_dtype("normal", dtype, np.inexact, "a float or complex")
-  return _normal(key, shape, dtype)
+  return _resharded(_normal(key, shape, dtype), out_sharding, "normal")
 
 
 @functools.partial(jit, static_argnums=(1, 2))
