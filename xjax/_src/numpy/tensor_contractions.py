@@ -42,6 +42,8 @@ def _out_sharding(out_sharding, name):
 
 
 def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
+  if precision is None and preferred_element_type is None and out_sharding is None:
+    return _dot(a, b)  # no static arguments to hash: the jit's fast path
   return _dot(a, b, precision=precision, preferred_element_type=preferred_element_type,
               out_sharding=_out_sharding(out_sharding, "dot_general"))
 
@@ -84,6 +86,8 @@ dot.__doc__ = _dot.__doc__
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
+  if precision is None and preferred_element_type is None and out_sharding is None:
+    return _matmul(a, b)  # no static arguments to hash: the jit's fast path
   return _matmul(a, b, precision=precision, preferred_element_type=preferred_element_type,
                  out_sharding=_out_sharding(out_sharding, "dot_general"))
 
