@@ -41,11 +41,15 @@ def _out_sharding(out_sharding, name):
   return rules.canonicalize_out_sharding(out_sharding, name)
 
 
-def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
+def _call(jitted, a, b, precision, preferred_element_type, out_sharding):
   if precision is None and preferred_element_type is None and out_sharding is None:
-    return _dot(a, b)  # no static arguments to hash: the jit's fast path
-  return _dot(a, b, precision=precision, preferred_element_type=preferred_element_type,
-              out_sharding=_out_sharding(out_sharding, "dot_general"))
+    return jitted(a, b)  # no static arguments to hash: the jit's fast path
+  return jitted(a, b, precision=precision, preferred_element_type=preferred_element_type,
+                out_sharding=_out_sharding(out_sharding, "dot_general"))
+
+
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
+  return _call(_dot, a, b, precision, preferred_element_type, out_sharding)
 
 
 @jit(static_argnames=(*_STATICS, "out_sharding"), inline=True)
@@ -86,10 +90,7 @@ dot.__doc__ = _dot.__doc__
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
-  if precision is None and preferred_element_type is None and out_sharding is None:
-    return _matmul(a, b)  # no static arguments to hash: the jit's fast path
-  return _matmul(a, b, precision=precision, preferred_element_type=preferred_element_type,
-                 out_sharding=_out_sharding(out_sharding, "dot_general"))
+  return _call(_matmul, a, b, precision, preferred_element_type, out_sharding)
 
 
 @jit(static_argnames=(*_STATICS, "out_sharding"), inline=True)

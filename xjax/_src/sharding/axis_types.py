@@ -123,12 +123,7 @@ def auto_axes(f=None, /, *, axes=None, out_sharding=None):
 
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
-    if out_sharding is None:
-      if "out_sharding" not in kwargs:
-        raise TypeError("Missing required keyword argument: 'out_sharding'")
-      out_s = kwargs.pop("out_sharding")
-    else:
-      out_s = out_sharding
+    out_s = _given_or_keyword(out_sharding, kwargs, "out_sharding")
     info = _new_mesh(axes, AxisType.Auto, "auto_axes", out_s)
     if info is None:
       return f(*args, **kwargs)
@@ -140,6 +135,15 @@ def auto_axes(f=None, /, *, axes=None, out_sharding=None):
       out = f(*args, **kwargs)
     return reshard(out, out_s)
   return wrapper
+
+
+def _given_or_keyword(given, kwargs, name: str):
+  """The decorator's `name` argument, else the call's keyword of that name (popped)."""
+  if given is not None:
+    return given
+  if name not in kwargs:
+    raise TypeError(f"Missing required keyword argument: '{name}'")
+  return kwargs.pop(name)
 
 
 def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
@@ -164,12 +168,7 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
 
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
-    if in_sharding is None:
-      if "in_sharding" not in kwargs:
-        raise TypeError("Missing required keyword argument: 'in_sharding'")
-      in_s = kwargs.pop("in_sharding")
-    else:
-      in_s = in_sharding
+    in_s = _given_or_keyword(in_sharding, kwargs, "in_sharding")
     info = _new_mesh(axes, AxisType.Explicit, "explicit_axes")
     if info is None:
       raise ValueError("Context mesh cannot be empty. Please use `jax.set_mesh` API to enter "
