@@ -37,7 +37,8 @@ from xjax._src.api import (ShapeDtypeStruct as ShapeDtypeStruct,
                            devices as devices, eval_shape as eval_shape,
                            local_device_count as local_device_count,
                            local_devices as local_devices, make_jaxpr as make_jaxpr,
-                           process_count as process_count, process_index as process_index)
+                           process_count as process_count, process_index as process_index,
+                           process_indices as process_indices)
 from xjax._src.api import (grad as grad, jvp as jvp, linearize as linearize,
                            value_and_grad as value_and_grad, vjp as vjp)
 from xjax._src.jacobian import (hessian as hessian, jacfwd as jacfwd, jacobian as jacobian,
@@ -58,6 +59,7 @@ from xjax._src.custom_derivatives import (closure_convert as closure_convert,
 
 from xjax import core as core
 from xjax import debug as debug
+from xjax import distributed as distributed
 from xjax import experimental as experimental
 from xjax import dtypes as dtypes
 from xjax import errors as errors

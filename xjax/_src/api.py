@@ -9,10 +9,12 @@ import platform as platform_module
 import sys
 import textwrap
 import threading
+import warnings
 
 import numpy as np
 
 from xjax._src import backend
+from xjax._src import backend as _xb  # where an argument is named `backend`, as in JAX
 from xjax._src import core
 from xjax._src import dispatch
 from xjax._src import device_put as device_put_module
@@ -225,8 +227,8 @@ def print_environment_info(return_string: bool = False) -> str | None:
   jaxlib: {importlib.metadata.version('jaxlib')}
   numpy:  {np.__version__}
   python: {sys.version.replace(chr(10), ' ')}
-  device info: {devs[0].device_kind}-{len(devs)}, {len(devs)} local devices"
-  process_count: 1
+  device info: {devs[0].device_kind}-{len(devs)}, {len(backend.local_devices())} local devices"
+  process_count: {process_count()}
   platform: {platform_module.uname()}""")
   for key, value in os.environ.items():
     if key.startswith(("JAX_", "XLA_")):
@@ -327,33 +329,64 @@ def eval_shape(fun, *args, **kwargs):
 # Devices
 
 
-def devices(backend_name: str | None = None) -> list:
-  """All devices of the backend (mirrors `jax.devices`)."""
-  _check_backend(backend_name)
-  return backend.devices()
+def devices(backend: str | None = None) -> list:
+  """All devices of the backend, every process's (mirrors `jax.devices`).
+
+  In a job of several processes (`jax.distributed.initialize`) the list is
+  the same in every process; each device's `process_index` says whose it is.
+  """
+  _check_backend(backend)
+  return _xb.devices()
 
 
-def local_devices(process_index: int | None = None, backend_name: str | None = None) -> list:
-  """The devices attached to this process (mirrors `jax.local_devices`)."""
-  _check_backend(backend_name)
-  return backend.devices()
+def local_devices(process_index: int | None = None, backend: str | None = None,
+                  host_id: int | None = None) -> list:
+  """The devices of process `process_index` (default: this one).
+
+  Raises:
+    ValueError: `process_index` is not a process of the job.
+
+  Mirrors `jax.local_devices`.
+  """
+  if host_id is not None:
+    warnings.warn("The argument to jax.local_devices has been renamed from `host_id` to "
+                  "`process_index`. This alias will eventually be removed; please update "
+                  "your code.", stacklevel=2)
+    process_index = host_id
+  _check_backend(backend)
+  if process_index is None:
+    return _xb.local_devices()
+  if not 0 <= process_index < process_count(backend):
+    raise ValueError(f"Unknown process_index {process_index}")
+  return [d for d in _xb.devices() if d.process_index == process_index]
 
 
-def device_count(backend_name: str | None = None) -> int:
-  """The number of devices (mirrors `jax.device_count`)."""
-  return len(devices(backend_name))
+def device_count(backend: str | None = None) -> int:
+  """The number of devices of all processes (mirrors `jax.device_count`)."""
+  return len(devices(backend))
 
 
-def local_device_count(backend_name: str | None = None) -> int:
-  return len(devices(backend_name))
+def local_device_count(backend: str | None = None) -> int:
+  """The number of this process's devices (mirrors `jax.local_device_count`)."""
+  _check_backend(backend)
+  return len(_xb.local_devices())
 
 
-def process_index() -> int:
-  return 0
+def process_index(backend: str | None = None) -> int:
+  """This process's index in the job, 0 when it runs alone (mirrors `jax.process_index`)."""
+  _check_backend(backend)
+  return _xb.process_index()
 
 
-def process_count() -> int:
-  return 1
+def process_count(backend: str | None = None) -> int:
+  """The number of processes whose devices the backend knows (mirrors `jax.process_count`)."""
+  _check_backend(backend)
+  return max((d.process_index for d in _xb.devices()), default=0) + 1
+
+
+def process_indices(backend: str | None = None) -> list[int]:
+  """``[0, ..., process_count() - 1]`` (mirrors `jax.process_indices`)."""
+  return list(range(process_count(backend)))
 
 
 def default_backend() -> str:

@@ -67,25 +67,24 @@ class Array:
 
   @property
   def global_shards(self) -> list:
-    """One `Shard` per device: its device, index into the array, replica id and data."""
+    """One `Shard` per device: its device, index into the array, replica id and data.
+
+    A shard on another process's device has ``data`` None.
+    """
     if self._sharding is None:
       return [Shard(self._device, (slice(None),) * self.ndim, 0, self)]
     self._check_alive()
     sharding = self._sharding
     pairs = sharding._tile_description(self.ndim).indices(self.shape, sharding.num_devices)
-    bufs = backend.single_device_buffers(self._buf)
+    bufs = dict(zip(sharding._addressable_assignment, backend.single_device_buffers(self._buf)))
     shard_aval = self.aval.update(shape=sharding.shard_shape(self.shape))
-    return [Shard(d, index, replica, Array(b, shard_aval, d, True))
-            for d, (index, replica), b in zip(sharding._device_assignment, pairs, bufs)]
+    return [Shard(d, index, replica, Array(bufs[d], shard_aval, d, True) if d in bufs else None)
+            for d, (index, replica) in zip(sharding._device_assignment, pairs)]
 
   @property
   def addressable_shards(self) -> list:
     """The shards on this process's devices (mirrors `jax.Array.addressable_shards`)."""
-    shards = self.global_shards
-    if self._sharding is None:
-      return shards
-    mine = self._sharding.addressable_devices
-    return [s for s in shards if s.device in mine]
+    return [s for s in self.global_shards if s.data is not None]
 
   def addressable_data(self, index: int) -> Array:
     """The data of addressable shard `index`."""
@@ -127,19 +126,34 @@ class Array:
     return self._npy
 
   def _gather(self) -> np.ndarray:
-    """The whole array on the host, from the first replica of each shard."""
-    if not self.is_fully_addressable:
+    """The whole array on the host, from the first replica of each shard this process holds.
+
+    Raises RuntimeError (JAX's) when this process's devices do not hold every
+    element (another process's devices hold some).
+    """
+    out = np.empty(self.shape, self.dtype)
+    seen = set()
+    for shard in self.addressable_shards:
+      key = tuple((s.start, s.stop) for s in shard.index)
+      if key not in seen:
+        seen.add(key)
+        out[shard.index] = backend.to_numpy(shard.data._buf)
+    shard_size = int(np.prod(self._sharding.shard_shape(self.shape)))
+    if len(seen) * shard_size != self.size:
       raise RuntimeError("Fetching value for `jax.Array` that spans non-addressable (non "
                          "process local) devices is not possible. You can use "
                          "`jax.experimental.multihost_utils.process_allgather` to print the "
                          "global array or use `.addressable_shards` method of jax.Array to "
                          "inspect the addressable (process local) shards.")
-    out = np.empty(self.shape, self.dtype)
-    for shard in self.global_shards:
-      if shard.replica_id == 0:
-        out[shard.index] = backend.to_numpy(shard.data._buf)
     out.flags.writeable = False
     return out
+
+  def _process_holds_value(self) -> bool:
+    """Whether this process's devices hold every element (always, in a one-process job)."""
+    if self._sharding is None or self._sharding.is_fully_addressable:
+      return True
+    covered = {tuple((s.start, s.stop) for s in shard.index) for shard in self.addressable_shards}
+    return len(covered) * int(np.prod(self._sharding.shard_shape(self.shape))) == self.size
 
   def _check_alive(self):
     if self.is_deleted():
@@ -193,7 +207,7 @@ class Array:
       if self._sharding is None:
         backend.copy_to_host_async(self._buf)
       else:
-        for buf in backend.single_device_buffers(self._buf):
+        for buf in backend.single_device_buffers(self._buf):  # this process's
           backend.copy_to_host_async(buf)
 
   def is_ready(self) -> bool:
@@ -282,6 +296,8 @@ class Array:
     dtype_str += ")"
     if self.size == 0 and self.shape != ():
       return f"{prefix}[], shape={self.shape}, {dtype_str}"
+    if not self._process_holds_value():  # parts live in other processes only
+      return f"{prefix}shape={self.shape}, {dtype_str}"
     width = np.get_printoptions()["linewidth"]
     body = np.array2string(self._value, prefix=prefix, suffix=",", separator=", ",
                            max_line_width=width)

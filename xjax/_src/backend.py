@@ -71,13 +71,96 @@ def _make_client():
   count = _cpu_device_count()
   if count is None and config.jax_num_cpu_devices is not None and config.jax_num_cpu_devices > 0:
     count = int(config.jax_num_cpu_devices)
-  if count is None:
-    return xla_client.make_cpu_client()
-  return xla_client.make_cpu_client(num_devices=count)
+  if _distributed is None:
+    return xla_client.make_cpu_client(num_devices=count)
+  # One process of several: the client learns every process's devices through the
+  # distributed runtime, and its cross-process collectives run over Gloo (TCP) or MPI.
+  dist_client, process_id, num_processes = _distributed
+  return xla_client.make_cpu_client(
+      distributed_client=dist_client, node_id=process_id, num_nodes=num_processes,
+      collectives=_cpu_collectives(dist_client), num_devices=count,
+      get_local_topology_timeout_minutes=config.jax_cpu_get_local_topology_timeout_minutes,
+      get_global_topology_timeout_minutes=config.jax_cpu_get_global_topology_timeout_minutes)
+
+
+def _cpu_collectives(dist_client):
+  kind = config.jax_cpu_collectives_implementation
+  if kind == "gloo":
+    return _jax.make_gloo_tcp_collectives(distributed_client=dist_client)
+  if kind == "mpi":
+    import atexit
+    collectives = _jax.make_mpi_collectives()
+    collectives.Init()
+    atexit.register(collectives.Finalize)
+    return collectives
+  if kind is None:
+    return None
+  raise RuntimeError(f"Unknown CPU collectives implementation {kind!r}: xjax offers 'gloo' and "
+                     "'mpi' (jax_cpu_collectives_implementation).")
+
+
+# ----------------------------------------------------------------------------
+# The distributed runtime (one process of several; see xjax._src.distributed)
+
+_distributed = None  # (client, process_id, num_processes) once connected
+
+
+def client_started() -> bool:
+  return _client is not None
+
+
+def start_distributed_service(bind_address: str, num_processes: int, *, heartbeat_timeout: int,
+                              shutdown_timeout: int, recoverable: bool):
+  """Starts the coordination service (on process 0); returns it (it has `shutdown()`)."""
+  return _jax.get_distributed_runtime_service(
+      bind_address, num_processes, heartbeat_timeout=heartbeat_timeout,
+      shutdown_timeout=shutdown_timeout, recoverable=recoverable)
+
+
+def connect_distributed_client(address: str, process_id: int, num_processes: int, *,
+                               init_timeout: int, heartbeat_timeout: int,
+                               shutdown_timeout: int):
+  """Connects this process to the coordination service at `address`; returns the client.
+
+  The client is what the CPU client made afterwards uses to exchange device
+  topologies and to set up Gloo's connections. It has `shutdown()`,
+  `wait_at_barrier(name, timeout_in_ms)`, `key_value_set`/`blocking_key_value_get`.
+  Raises jaxlib's runtime error when the service cannot be reached in
+  `init_timeout` seconds.
+  """
+  global _distributed
+  dist_client = _jax.get_distributed_runtime_client(
+      address, process_id, init_timeout=init_timeout, heartbeat_timeout=heartbeat_timeout,
+      shutdown_timeout=shutdown_timeout, use_compression=True)
+  dist_client.connect()
+  _distributed = (dist_client, process_id, num_processes)
+  return dist_client
+
+
+def disconnect_distributed_client(dist_client):
+  global _distributed
+  _distributed = None
+  dist_client.shutdown()
+
+
+def make_preemption_sync_manager(dist_client):
+  manager = _jax.create_preemption_sync_manager()
+  manager.initialize(dist_client)
+  return manager
 
 
 def devices() -> list:
+  """Every device of the job (all processes'), in the client's order."""
   return list(client().devices())
+
+
+def local_devices() -> list:
+  """This process's devices."""
+  return list(client().local_devices())
+
+
+def process_index() -> int:
+  return client().process_index()
 
 
 def is_device(x) -> bool:
@@ -247,24 +330,28 @@ def _gspmd_sharding(devices: tuple, tiles):
   return _jax.GSPMDSharding(xla_client.DeviceList(devices), hlo_sharding(tiles))
 
 
-def put_sharded(parts, devices: tuple, aval, tiles, committed: bool = True):
-  """One multi-device array from host pieces: `parts[i]` (NumPy) goes to `devices[i]`."""
+def put_sharded(parts, local_devices: tuple, devices: tuple, aval, tiles,
+                committed: bool = True):
+  """One multi-device array over `devices` from host pieces: `parts[i]` (NumPy) goes to
+  `local_devices[i]`, this process's devices among `devices`, in their order."""
   # One transfer per device, then assembled: jaxlib's batched put of a partially
   # replicated GSPMDSharding calls back into JAX's Python, which is not loaded.
   if _is_float0(aval.dtype):
     aval = _HostAval(aval.shape, np.dtype(np.bool_))
-  bufs = [transfer_to_device(p, d) for p, d in zip(parts, devices)]
+  bufs = [transfer_to_device(p, d) for p, d in zip(parts, local_devices)]
   return assemble(aval, devices, tiles, bufs, committed)
 
 
 def assemble(aval, devices: tuple, tiles, buffers, committed: bool = True):
-  """One multi-device array from single-device buffers (`buffers[i]` on `devices[i]`)."""
+  """One multi-device array over `devices` from single-device buffers: one per device of
+  this process among `devices`, in their order (all of them in a one-process job)."""
   return _jax.ArrayImpl(aval, _gspmd_sharding(devices, tiles), list(buffers), committed,
                         _skip_checks=True)
 
 
 def single_device_buffers(buffer) -> list:
-  """The per-device buffers of a (multi-device) array, in its devices' order."""
+  """The per-device buffers of a (multi-device) array held by this process, in its
+  devices' order."""
   return list(buffer._arrays)
 
 

@@ -80,6 +80,26 @@ _FLAGS = [
     _Flag("jax_num_cpu_devices", -1, "JAX_NUM_CPU_DEVICES", kind=int,
           help="Number of CPU devices to create (set it before the first computation); "
           "-1: one, or what XLA_FLAGS' --xla_force_host_platform_device_count says."),
+    _Flag("jax_cpu_collectives_implementation", "gloo",
+          "JAX_CPU_COLLECTIVES_IMPLEMENTATION", kind=str,
+          help="Cross-process collective implementation used on CPU. Must be one of "
+          '("gloo", "mpi")', choices=("gloo", "mpi", "megascale")),
+    _Flag("jax_cpu_get_local_topology_timeout_minutes", 2,
+          "JAX_CPU_GET_LOCAL_TOPOLOGY_TIMEOUT_MINUTES", kind=int,
+          help="Timeout in minutes for getting the local topology of each CPU device when "
+          "building the global topology."),
+    _Flag("jax_cpu_get_global_topology_timeout_minutes", 5,
+          "JAX_CPU_GET_GLOBAL_TOPOLOGY_TIMEOUT_MINUTES", kind=int,
+          help="Timeout in minutes for getting the global topology of CPU devices; should be "
+          "strictly greater than `--jax_cpu_get_local_topology_timeout_minutes`."),
+    _Flag("jax_enable_recoverability", False, "JAX_ENABLE_RECOVERABILITY",
+          help="Allows a multi-controller JAX job to continue running, even after some tasks "
+          "have failed."),
+    _Flag("jax_enable_preemption_service", True, "JAX_ENABLE_PREEMPTION_SERVICE",
+          help="Enables the preemption service. See "
+          "multihost_utils.reached_preemption_sync_point for details."),
+    _Flag("jax_check_proxy_envs", True, "JAX_CHECK_PROXY_ENVS",
+          help="Checks proxy vars in user envs and emit warnings."),
     _Flag("jax_use_shardy_partitioner", True, "JAX_USE_SHARDY_PARTITIONER",
           help="Partition multi-device programs with Shardy (the only partitioner xjax "
           "lowers for: its sdy attributes carry the shardings)."),
@@ -130,6 +150,17 @@ _FLAGS = [
 
 
 _MISSING = object()
+
+# Flags read when the client is made: changing one afterwards is JAX's RuntimeError.
+_BEFORE_BACKEND = {
+    "jax_num_cpu_devices": "jax_num_cpu_devices config should be updated before backends are "
+                           "initialized.",
+    **{name: f"{name} config should be updated before backends are initialized i.e. before "
+             "any JAX operation is executed. You should initialize this config immediately "
+             "after `import jax`."
+       for name in ("jax_cpu_get_local_topology_timeout_minutes",
+                    "jax_cpu_get_global_topology_timeout_minutes")},
+}
 
 
 class Config:
@@ -187,9 +218,8 @@ class Config:
       else:
         raise TypeError(f"config option {name} takes a bool, got {type(value).__name__}")
     flag.check(value)
-    if name == "jax_num_cpu_devices" and value != self._values[name] and _backend_started():
-      raise RuntimeError("jax_num_cpu_devices config should be updated before backends are "
-                         "initialized.")
+    if name in _BEFORE_BACKEND and value != self._values[name] and _backend_started():
+      raise RuntimeError(_BEFORE_BACKEND[name])
     with self._lock:
       self._values[name] = value
       self._sync_fast_attributes()

@@ -61,6 +61,8 @@ def place(leaf, device, semantics: ArrayCopySemantics):
   """`leaf` (a concrete value) as an Array on `device` (None: the default, uncommitted; a
   Sharding: split over its devices)."""
   if isinstance(device, Sharding):
+    if not device.is_fully_addressable and not (type(leaf) is Array and leaf._committed):
+      _check_same_in_every_process(leaf, device)
     placed = spmd.place(leaf, device)
     if (placed is not leaf and semantics is ArrayCopySemantics.DONATE_INPUT
         and type(leaf) is Array and placed._buf is not leaf._buf):
@@ -74,6 +76,18 @@ def place(leaf, device, semantics: ArrayCopySemantics):
         and type(leaf) is Array and placed._buf is not leaf._buf):
     leaf.delete()
   return placed
+
+
+def _check_same_in_every_process(value, sharding) -> None:
+  """A host value placed over several processes' devices must be the same in each (each
+  process places its own devices' pieces of it): JAX's AssertionError otherwise."""
+  from xjax._src.api import process_count
+  if len({d.process_index for d in sharding._device_assignment}) != process_count():
+    return  # some processes place nothing: their values need not agree
+  from xjax.experimental import multihost_utils
+  multihost_utils.assert_equal(
+      value, fail_message=f"{type(value)} passed to device_put is not the same on each process. "
+      f"Make sure you are passing the same value of {type(value)} on each process.")
 
 
 def _device_put_impl(*xs, devices, srcs, copy_semantics):

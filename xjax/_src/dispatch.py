@@ -51,9 +51,9 @@ def default_device():
 def _default_device_uncached():
   dev = config.jax_default_device
   if dev is None:
-    return backend.devices()[0]
+    return backend.local_devices()[0]
   if isinstance(dev, str):
-    matching = [d for d in backend.devices() if d.platform == dev]
+    matching = [d for d in backend.local_devices() if d.platform == dev]
     if not matching:
       raise RuntimeError(f"Unknown backend {dev!r} for jax_default_device")
     return matching[0]

@@ -88,11 +88,18 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
     in_axes_flat = _in_axes_flat(in_axes, static_argnums, args, dyn_args, kwargs, in_tree)
     size = _mapped_axis_size(leaves, in_axes_flat)
-    if axis_size is not None and axis_size != size:
-      raise ValueError(f"Specified axis_size {axis_size} doesn't match received axis_size "
-                       f"{size}.")
-    mesh_devices = (devices or tuple(_all_devices()))[:size]
     eager = core.current_trace() is core.eval_trace
+    processes = _process_count()
+    if processes > 1 and eager:
+      # Each process maps over its own devices: the arguments are its slices of the mapped
+      # axis, and the program spans every process's devices (grouped by process).
+      global_size = axis_size if axis_size is not None else size * processes
+      mesh_devices = (devices or _devices_by_process(processes))[:global_size]
+    else:
+      if axis_size is not None and axis_size != size:
+        raise ValueError(f"Specified axis_size {axis_size} doesn't match received axis_size "
+                         f"{size}.")
+      mesh_devices = (devices or tuple(_all_devices()))[:size]
     key = (in_tree, in_axes_flat, mesh_devices, statics, eager)
     jitted = cache.get(key)
     if jitted is None:
@@ -101,6 +108,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
       jitted = cache[key] = _build(fun, axis_name, mesh_devices, in_tree, in_axes_flat,
                                    out_axes, static_argnums, statics,
                                    _donated_leaves(donate, dyn_args), eager)
+    if eager and processes > 1:
+      return _run_across_processes(jitted, leaves, in_axes_flat, axis_name)
     if eager:
       _check_divisible(leaves, in_axes_flat, len(mesh_devices), jitted.mesh, axis_name)
     return jitted(*leaves)
@@ -115,6 +124,26 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
 def _all_devices() -> list:
   from xjax._src import backend
   return backend.devices()
+
+
+def _process_count() -> int:
+  from xjax._src import api
+  return api.process_count()
+
+
+def _devices_by_process(processes: int) -> tuple:
+  from xjax._src import api
+  return tuple(d for p in range(processes) for d in api.local_devices(p))
+
+
+def _run_across_processes(jitted, leaves, in_axes_flat, axis_name):
+  """The pmapped program over every process's devices, from and to host-local values."""
+  from xjax.experimental import multihost_utils
+  mesh = jitted.mesh
+  specs = [_axis_spec(axis_name, ax) for ax in in_axes_flat]
+  global_args = multihost_utils.host_local_array_to_global_array(list(leaves), mesh, specs)
+  out = jitted(*global_args)
+  return multihost_utils.global_array_to_host_local_array(out, mesh, jitted.out_specs)
 
 
 def _split_statics(fun, args, static_argnums):
@@ -220,6 +249,7 @@ def _build(fun, axis_name, mesh_devices, in_tree, in_axes_flat, out_axes, static
   else:
     jitted = jit(mapped, donate_argnums=donated)
   jitted.mesh = mesh
+  jitted.out_specs = out_specs
   return jitted
 
 

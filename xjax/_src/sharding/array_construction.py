@@ -56,9 +56,9 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None) -> Arra
           "jax.make_array_from_callback cannot be called within a traced context.")
     return value if type(value) is Array else core.canonicalize_value(value)
 
-  devices = sharding._device_assignment
+  devices = sharding._addressable_assignment  # in a job of several processes, this one's
   if sharding.is_fully_replicated:
-    values = [piece((slice(None),) * len(shape))] * len(devices)
+    values = [piece((slice(None),) * len(shape))] * len(devices) if devices else []
   else:
     index_map = sharding.devices_indices_map(shape)
     values = [piece(index_map[d]) for d in devices]
@@ -76,7 +76,7 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
       pieces say).
     sharding: a `Sharding`.
     arrays: a list or tuple of Arrays, each on one device: one per device of
-      `sharding` (in any order), each of the shard shape.
+      `sharding` that this process has (in any order), each of the shard shape.
     dtype: the dtype; default the first array's. It must match theirs.
 
   Returns:
@@ -111,7 +111,7 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
       raise ValueError("When making an array from single-device arrays the input arrays must "
                        f"have one shard each. An argument array had {a._sharding.num_devices} "
                        "shard(s).")
-  devices = sharding._device_assignment
+  devices = sharding._addressable_assignment
   if len(arrays) != len(devices):
     raise ValueError(f"Expected {len(devices)} per-device arrays (this is how many devices are "
                      f"addressable by the sharding), but got {len(arrays)}")
@@ -136,36 +136,106 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
 
 
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):
-  """Places `local_data` (a pytree of arrays) as `sharding` says, from this process's data.
+  """The global Array laid out as `sharding` of which this process holds `local_data`.
+
+  Each process passes the part of the global array its devices hold: along
+  each dimension either the whole extent (the data is then the same in every
+  process) or the indices its devices cover, packed together (e.g. with
+  ``P("x")`` over 2 processes of 2 devices each, process 1 passes rows
+  ``N/2:N``).
 
   Args:
     sharding: a `Sharding` or `PartitionSpec` (over the context mesh), or a
       pytree prefix of `local_data` of them.
     local_data: a pytree of NumPy arrays (or Arrays) held by this process.
-    global_shape: None, or the global shape of each leaf (a pytree prefix of
-      tuples). xjax runs one process, which holds the whole array: a given
-      shape must equal the local data's.
+    global_shape: None (inferred: each process holds its own equal share of
+      each split dimension), or the global shape of each leaf (a pytree
+      prefix of tuples). In a one-process job it must equal the data's shape.
 
   Returns:
     A pytree of Arrays like `local_data`.
 
   Raises:
-    ValueError: a global shape other than the data's shape; a sharding that
-      cannot split a leaf; a PartitionSpec outside any mesh context.
+    ValueError: a global shape other than the data's shape (one process); a
+      dimension matching neither the global extent nor the indices this
+      process holds; a global shape that cannot be inferred (processes hold
+      overlapping or unequal parts); a sharding that cannot split a leaf; a
+      PartitionSpec outside any mesh context.
 
   Mirrors `jax.make_array_from_process_local_data`.
   """
-  from xjax._src.api import device_put
-  leaves, _ = tree_util.tree_flatten(local_data)
+  from xjax._src.api import device_put, process_count
+  leaves, treedef = tree_util.tree_flatten(local_data)
   shapes = tree_util.broadcast_prefix(global_shape, local_data,
                                       is_leaf=lambda x: x is None or isinstance(x, tuple))
-  for want, leaf in zip(shapes, leaves):
-    have = np.shape(leaf)
-    if want is not None and tuple(want) != tuple(have):
-      raise ValueError("When calling `make_array_from_process_local_data` on a single process, "
-                       "global_shape should be None or equal to local_data.shape.Got "
-                       f"global_shape={want} and local_data.shape={have}.")
-  return device_put(local_data, sharding)
+  if process_count() == 1:
+    for want, leaf in zip(shapes, leaves):
+      have = np.shape(leaf)
+      if want is not None and tuple(want) != tuple(have):
+        raise ValueError("When calling `make_array_from_process_local_data` on a single "
+                         "process, global_shape should be None or equal to local_data.shape.Got "
+                         f"global_shape={want} and local_data.shape={have}.")
+    return device_put(local_data, sharding)
+  from xjax._src.api import _placement_device
+  shardings = [_placement_device(s) for s in tree_util.broadcast_prefix(sharding, local_data)]
+  out = [_from_process_local(np.asarray(leaf), s if isinstance(s, Sharding)
+                             else SingleDeviceSharding(s), shape)
+         for leaf, s, shape in zip(leaves, shardings, shapes)]
+  return tree_util.tree_unflatten(treedef, out)
+
+
+def _from_process_local(data, sharding, global_shape):
+  if global_shape is None:
+    global_shape = _local_to_global_shape(sharding, data.shape)
+    if None in global_shape:
+      raise ValueError("Unable to compute global_shape due to non-uniform sharding. Specify "
+                       f"global shape directly. Partially computed global_shape={global_shape}.")
+  elif None in global_shape:
+    raise ValueError(f"global_shape={global_shape} has Nones. This is not supported.")
+  global_shape = tuple(global_shape)
+  index_map = sharding.addressable_devices_indices_map(global_shape)
+  shard_shape = sharding.shard_shape(global_shape)
+  # Per dimension: the starts of the slices this process's devices hold, in order; the
+  # k-th of them is rows k*shard:(k+1)*shard of the packed local data.
+  starts = [sorted({index[i].start or 0 for index in index_map.values()})
+            for i in range(len(global_shape))]
+  for i, (have, want) in enumerate(zip(data.shape, global_shape)):
+    if have != want and have != len(starts[i]) * shard_shape[i]:
+      raise ValueError("Invalid host data, each dimension should match either global or process "
+                       f"shape. In dimension {i}, the process data has {have} elements. Process "
+                       f"addresses {len(starts[i]) * shard_shape[i]} elements and "
+                       f"global_shape={global_shape}.")
+
+  def local_piece(index):
+    pieces = []
+    for i, s in enumerate(index):
+      if data.shape[i] == global_shape[i]:
+        pieces.append(s)
+      else:
+        k = starts[i].index(s.start or 0)
+        pieces.append(slice(k * shard_shape[i], (k + 1) * shard_shape[i]))
+    return data[tuple(pieces)]
+
+  return make_array_from_callback(global_shape, sharding, local_piece)
+
+
+def _local_to_global_shape(sharding, local_shape) -> tuple:
+  """The global shape of which each process holds an equal, disjoint share along each split
+  dimension; None in a dimension where the processes' parts overlap or differ in size."""
+  desc = sharding._tile_description(len(local_shape))
+  tiles = desc._data_dims() if not desc.is_replicated else (1,) * len(local_shape)
+  # Over an array with one element per tile: which tiles each process holds, per dimension.
+  index_map = sharding.devices_indices_map(tuple(tiles))
+  out = []
+  for i, (size, n) in enumerate(zip(local_shape, tiles)):
+    held = {}
+    for device, index in index_map.items():
+      held.setdefault(device.process_index, set()).add(index[i].start or 0)
+    groups = {frozenset(g) for g in held.values()}
+    k = len(next(iter(groups)))
+    disjoint = sum(len(g) for g in groups) == n
+    out.append(size * len(groups) if disjoint and all(len(g) == k for g in groups) else None)
+  return tuple(out)
 
 
 # ----------------------------------------------------------------------------
@@ -217,7 +287,8 @@ def _buffer_on(value, device):
 
 
 def _join(bufs, aval, sharding) -> Array:
-  """The Array over `sharding` whose per-device buffers are `bufs` (in device-assignment order)."""
+  """The Array over `sharding` whose per-device buffers are `bufs` (this process's devices',
+  in device-assignment order)."""
   if isinstance(sharding, SingleDeviceSharding):
     return spmd.as_array(bufs[0], aval, sharding)
   tiles = sharding._tile_description(len(aval.shape))

@@ -156,6 +156,23 @@ class Mesh(_MeshBase):
     return len(self.local_devices) != len(self._flat)
 
   @property
+  def local_mesh(self) -> Mesh:
+    """The sub-mesh of this process's devices (the same axis names and types).
+
+    Raises:
+      ValueError: this process's devices do not form a contiguous block (a
+        subcube) of the mesh.
+    """
+    mine = np.vectorize(lambda d: d.process_index == d.client.process_index(),
+                        otypes=[bool])(self.devices)
+    where = np.nonzero(mine)
+    block = np.ix_(*(np.unique(w) for w in where))
+    if not mine[block].all() or mine[block].size != mine.sum():
+      raise ValueError("Devices connected to a single host must form a contiguous subcube of "
+                       f"the global device mesh: {self.device_ids}")
+    return Mesh(self.devices[block], self.axis_names, self.axis_types)
+
+  @property
   def abstract_mesh(self) -> AbstractMesh:
     platform = self._flat[0].platform if self._flat else None
     kind = self._flat[0].device_kind if self._flat else None

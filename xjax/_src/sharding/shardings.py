@@ -98,12 +98,23 @@ class Sharding:
 
   @property
   def addressable_devices(self) -> set:
-    return {d for d in self._device_assignment
-            if d.process_index == d.client.process_index()}
+    """The devices of this process among the sharding's."""
+    return set(self._addressable_assignment)
+
+  @property
+  def _addressable_assignment(self) -> tuple:
+    """This process's devices among the sharding's, in device-assignment order: the
+    devices whose buffers an Array over this sharding holds here."""
+    return tuple(d for d in self._device_assignment
+                 if d.process_index == d.client.process_index())
 
   @property
   def is_fully_addressable(self) -> bool:
-    return len(self.addressable_devices) == self.num_devices
+    return len(self._addressable_assignment) == self.num_devices
+
+  @property
+  def has_addressable_devices(self) -> bool:
+    return bool(self._addressable_assignment)
 
   @property
   def memory_kind(self) -> str:

@@ -44,10 +44,14 @@ def place(x, sharding) -> Array:
   """`x` (an Array, NumPy array or scalar) laid out as `sharding` says.
 
   Host values are cut on the host and each piece copied to its device.
-  Arrays on devices move device to device.
+  Arrays on devices move device to device. In a job of several processes
+  each process places the pieces of its own devices: a host value (or an
+  uncommitted Array) is taken to be the same in every process.
 
   Raises:
-    ValueError: `sharding` cannot split an array of x's shape.
+    ValueError: `sharding` cannot split an array of x's shape; `x` committed
+      to this process's devices and `sharding` spanning others'; `x` over
+      other processes' devices than `sharding`.
   """
   if isinstance(x, core.Tracer):
     raise core.escaped_tracer_error(x)
@@ -55,6 +59,7 @@ def place(x, sharding) -> Array:
   sharding.check_shape(aval.shape)
   devices = sharding._device_assignment
   tiles = sharding._tile_description(len(aval.shape))
+  local = sharding._addressable_assignment
   if type(x) is Array:
     x._check_alive()
     if x._sharding is not None:
@@ -62,20 +67,29 @@ def place(x, sharding) -> Array:
         if x._sharding._tile_description(len(aval.shape)) == tiles:
           return as_array(x._buf, aval, sharding)
         return _reshard(x, sharding)
+      if not (x._sharding.is_fully_addressable and len(local) == len(devices)):
+        return _reshard(x, sharding)
+    elif len(local) != len(devices) and x._committed:
+      raise ValueError("device_put's second argument must be a Device or a Sharding which "
+                       f"represents addressable devices, but got {sharding}. Please pass device "
+                       "or Sharding which represents addressable devices.")
     elif x._npy is None and len(devices) > 1:
       return _from_single_device(x, sharding)
     value = x._value
   else:
     value = np.asarray(x, aval.dtype)
   pairs = tiles.indices(aval.shape, len(devices))
-  parts = [np.asarray(value[index]) for index, _ in pairs]
-  return as_array(backend.put_sharded(parts, devices, aval, tiles), aval, sharding)
+  mine = set(local)
+  parts = [np.asarray(value[index]) for d, (index, _) in zip(devices, pairs) if d in mine]
+  return as_array(backend.put_sharded(parts, local, devices, aval, tiles), aval, sharding)
 
 
 def _from_single_device(x: Array, sharding) -> Array:
-  """A single-device array copied to every device of `sharding`, then split there."""
+  """A single-device array copied to every device of `sharding` (this process's), then split
+  there."""
   devices = sharding._device_assignment
-  bufs = [x._buf if d == x._device else backend.copy_to_device(x._buf, d) for d in devices]
+  bufs = [x._buf if d == x._device else backend.copy_to_device(x._buf, d)
+          for d in sharding._addressable_assignment]
   ndim = x.ndim
   replicated = sh.TileDescription((1,) * ndim, (0,), False)
   mesh = getattr(sharding, "mesh", None)
@@ -90,8 +104,22 @@ def _from_single_device(x: Array, sharding) -> Array:
 def _reshard(x: Array, sharding) -> Array:
   """`x` moved to `sharding` (same devices) by a compiled identity program."""
   src, dst = x._sharding, sharding
+  if not (src.is_fully_addressable and dst.is_fully_addressable) and (
+      src.device_set != dst.device_set):
+    raise ValueError(
+        "For a cross-host reshard in multi-controller JAX, input and target sharding should "
+        "have the same set of devices. Got input's device set ids: "
+        f"{[d.id for d in src._device_assignment]} on platform "
+        f"{src._device_assignment[0].platform.upper()} and target sharding's device set ids: "
+        f"{[d.id for d in dst._device_assignment]} on platform "
+        f"{dst._device_assignment[0].platform.upper()}.")
   if not (isinstance(src, sh.NamedSharding) and isinstance(dst, sh.NamedSharding)
           and src.mesh == dst.mesh):
+    if not (src.is_fully_addressable and dst.is_fully_addressable):
+      raise NotImplementedError(
+          f"xjax cannot yet move an array from {src} to {dst} across processes (the same "
+          "devices in another order or mesh): reshard on one mesh, or gather it with "
+          "jax.experimental.multihost_utils.process_allgather first.")
     # Different meshes (or a layout XLA chose): through the host.
     return place(np.asarray(x._value), dst)
   key = ("reshard", x.aval, src, dst)

@@ -1,0 +1,1 @@
+"""Command-line tools shipped with xjax (`python -m xjax.tools.launch`)."""
