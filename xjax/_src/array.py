@@ -148,13 +148,6 @@ class Array:
     out.flags.writeable = False
     return out
 
-  def _process_holds_value(self) -> bool:
-    """Whether this process's devices hold every element (always, in a one-process job)."""
-    if self._sharding is None or self._sharding.is_fully_addressable:
-      return True
-    covered = {tuple((s.start, s.stop) for s in shard.index) for shard in self.addressable_shards}
-    return len(covered) * int(np.prod(self._sharding.shard_shape(self.shape))) == self.size
-
   def _check_alive(self):
     if self.is_deleted():
       raise deleted_array_error(self.aval)
@@ -296,7 +289,7 @@ class Array:
     dtype_str += ")"
     if self.size == 0 and self.shape != ():
       return f"{prefix}[], shape={self.shape}, {dtype_str}"
-    if not self._process_holds_value():  # parts live in other processes only
+    if not (self.is_fully_addressable or self.is_fully_replicated):  # spans processes
       return f"{prefix}shape={self.shape}, {dtype_str}"
     width = np.get_printoptions()["linewidth"]
     body = np.array2string(self._value, prefix=prefix, suffix=",", separator=", ",
