@@ -125,6 +125,22 @@ def test_arrays(n):
     assert "represents addressable devices" in r["committed_local"][1]
 
 
+def test_make_array_from_process_local_data(n):
+  datas = [(np.arange(8.0) + 100 * p).reshape(2, 4) for p in range(n)]
+  for r in results(n, "local_data"):
+    assert r["rows"][0] == [2 * n, 4]
+    np.testing.assert_array_equal(r["rows"][1], np.concatenate(datas, axis=0))
+    assert r["cols"][0] == [2, 4 * n]
+    np.testing.assert_array_equal(r["cols"][1], np.concatenate(datas, axis=1))
+    np.testing.assert_array_equal(r["replicated_dim"][1], np.concatenate(datas, axis=0))
+    assert r["tree"] == {"a": [2 * n, 4], "b": [2 * n, 1]}
+    assert r["bad_rows"] == [
+        "ValueError", "Invalid host data, each dimension should match either global or process "
+        f"shape. In dimension 0, the process data has 1 elements. Process addresses 2 elements "
+        f"and global_shape={(2 * n, 4)}."]
+    assert r["nones"] == ["ValueError", "global_shape=(None, 4) has Nones. This is not supported."]
+
+
 def test_jit_across_processes(n):
   x = _global_rows(n)
   for r in results(n, "jit_sum"):

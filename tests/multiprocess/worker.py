@@ -91,6 +91,29 @@ def arrays():
 
 
 @case
+def local_data():
+  """make_array_from_process_local_data over a (process, local device) mesh."""
+  pid = jax.process_index()
+  devices = np.array(jax.devices(), dtype=object).reshape(jax.process_count(), -1)
+  mesh = jax.sharding.Mesh(devices, ("p", "l"))
+  data = (np.arange(8.0, dtype=np.float32) + 100 * pid).reshape(2, 4)
+
+  def gathered(spec, local, global_shape=None):
+    x = jax.make_array_from_process_local_data(NamedSharding(mesh, spec), local, global_shape)
+    return [list(x.shape), multihost_utils.process_allgather(x, tiled=True).tolist()]
+
+  return dict(
+      rows=gathered(P("p", "l"), data), cols=gathered(P("l", "p"), data),
+      replicated_dim=gathered(P("p"), data, (2 * jax.process_count(), 4)),
+      tree={k: list(v.shape) for k, v in jax.make_array_from_process_local_data(
+          NamedSharding(mesh, P("p")), {"a": data, "b": data[:, :1]}).items()},
+      bad_rows=_error(lambda: jax.make_array_from_process_local_data(
+          NamedSharding(mesh, P("p", "l")), data[:1], (2 * jax.process_count(), 4))),
+      nones=_error(lambda: jax.make_array_from_process_local_data(
+          NamedSharding(mesh, P("p")), data, (None, 4))))
+
+
+@case
 def jit_sum():
   mesh = jax.make_mesh((jax.device_count(),), ("x",))
   x = _global_rows(mesh, 4)

@@ -99,7 +99,9 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
       if axis_size is not None and axis_size != size:
         raise ValueError(f"Specified axis_size {axis_size} doesn't match received axis_size "
                          f"{size}.")
-      mesh_devices = (devices or tuple(_all_devices()))[:size]
+      # Traced inside another transformation of a multi-process job: this process's devices.
+      mesh_devices = (devices or tuple(_local_devices() if processes > 1
+                                       else _all_devices()))[:size]
     key = (in_tree, in_axes_flat, mesh_devices, statics, eager)
     jitted = cache.get(key)
     if jitted is None:
@@ -124,6 +126,11 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
 def _all_devices() -> list:
   from xjax._src import backend
   return backend.devices()
+
+
+def _local_devices() -> list:
+  from xjax._src import api
+  return api.local_devices()
 
 
 def _process_count() -> int:

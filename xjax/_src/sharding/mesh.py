@@ -121,6 +121,7 @@ class Mesh(_MeshBase):
     self.axis_sizes = tuple(devices.shape)
     self.axis_types = _normalize_axis_types(axis_names, axis_types, AxisType.Auto)
     self._flat = tuple(devices.flat)
+    self._local_flat = None  # this process's devices among _flat, computed on first use
     self._hash = hash((self.axis_names, self._flat, self.axis_types))
     self._ctx_token = []
 
@@ -148,12 +149,20 @@ class Mesh(_MeshBase):
     return self._flat
 
   @property
+  def _local_devices_tuple(self) -> tuple:
+    """This process's devices, in row-major order (all of them in a one-process job)."""
+    if self._local_flat is None:
+      self._local_flat = tuple(d for d in self._flat
+                               if d.process_index == d.client.process_index())
+    return self._local_flat
+
+  @property
   def local_devices(self) -> list:
-    return [d for d in self._flat if d.process_index == d.client.process_index()]
+    return list(self._local_devices_tuple)
 
   @property
   def is_multi_process(self) -> bool:
-    return len(self.local_devices) != len(self._flat)
+    return len(self._local_devices_tuple) != len(self._flat)
 
   @property
   def local_mesh(self) -> Mesh:

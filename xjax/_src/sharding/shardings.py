@@ -221,6 +221,12 @@ class NamedSharding(Sharding):
     return self.mesh._flat_devices_tuple
 
   @property
+  def _addressable_assignment(self) -> tuple:
+    if not isinstance(self.mesh, mesh_lib.Mesh):
+      raise ValueError("A NamedSharding over an AbstractMesh has no devices")
+    return self.mesh._local_devices_tuple
+
+  @property
   def device_set(self) -> set:
     return set(self._device_assignment)
 
