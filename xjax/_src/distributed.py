@@ -185,7 +185,8 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
   Raises:
     RuntimeError: the backend already exists, or `initialize` ran before;
       jaxlib's runtime error when the coordinator cannot be reached in time.
-    ValueError, TypeError: missing or invalid arguments.
+    ValueError, TypeError: missing or invalid arguments; an unknown
+      `cluster_detection_method` (JAX only logs it).
 
   Mirrors `jax.distributed.initialize`.
   """
