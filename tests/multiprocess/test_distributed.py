@@ -117,6 +117,8 @@ def test_arrays(n):
     ids = r["singles"][::per_device]
     np.testing.assert_array_equal(r["singles"], np.repeat(ids, per_device))
     np.testing.assert_array_equal(r["replicated"], 2 * x)
+    np.testing.assert_array_equal(r["resharded"], x)
+    np.testing.assert_array_equal(r["donated"], x - 1)
     assert r["replicated_repr"].startswith("Array([")
     np.testing.assert_array_equal(r["device_put"], np.arange(8.0).reshape(4, 2))
     assert r["device_put_differs"][0] == "AssertionError"

@@ -80,6 +80,9 @@ def arrays():
       callback=multihost_utils.process_allgather(cb, tiled=True).tolist(),
       singles=multihost_utils.process_allgather(from_singles, tiled=True).tolist(),
       replicated=np.asarray(replicated).tolist(), replicated_repr=repr(replicated),
+      resharded=np.asarray(jax.device_put(x, NamedSharding(mesh, P()))).tolist(),
+      donated=multihost_utils.process_allgather(
+          jax.jit(lambda v: v - 1, donate_argnums=0)(x + 0), tiled=True).tolist(),
       device_put=multihost_utils.process_allgather(
           jax.device_put(np.arange(8.0, dtype=np.float32).reshape(4, 2),
                          NamedSharding(mesh, P(None, None))), tiled=True).tolist(),
