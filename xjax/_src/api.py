@@ -381,7 +381,7 @@ def process_index(backend: str | None = None) -> int:
 def process_count(backend: str | None = None) -> int:
   """The number of processes whose devices the backend knows (mirrors `jax.process_count`)."""
   _check_backend(backend)
-  return max((d.process_index for d in _xb.devices()), default=0) + 1
+  return _xb.process_count()
 
 
 def process_indices(backend: str | None = None) -> list[int]:

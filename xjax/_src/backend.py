@@ -163,6 +163,13 @@ def process_index() -> int:
   return client().process_index()
 
 
+@functools.cache
+def process_count() -> int:
+  """The number of processes of the job (1 without `jax.distributed`); fixed once the client
+  exists."""
+  return max((d.process_index for d in client().devices()), default=0) + 1
+
+
 def is_device(x) -> bool:
   return isinstance(x, _jax.Device)
 
