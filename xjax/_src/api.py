@@ -199,7 +199,7 @@ def clear_caches() -> None:
     for caches in per_fun.values():
       for cache in caches:
         cache.clear()
-  for cache in (jit_module._jaxpr_executables, jit_module._jvp_jaxprs, dispatch._primitive_cache,
+  for cache in (jit_module._jvp_jaxprs, dispatch._primitive_cache,
                 common._trace_cache, loops._scan_bodies, loops._while_bodies,
                 spmd._executables):
     cache.clear()

@@ -14,6 +14,7 @@ import numpy as np
 
 from xjax._src import backend
 from xjax._src import core
+from xjax._src import jaxpr_keys
 from xjax._src import debug_nans
 from xjax._src import dtypes
 from xjax._src.array import Array, Token, deleted_array_error
@@ -252,11 +253,40 @@ def _one_eqn_jaxpr(prim: core.Primitive, avals, params) -> core.ClosedJaxpr:
   return core.ClosedJaxpr(core.Jaxpr([], invars, outvars, [eqn]), [])
 
 
-# Eager executables by (primitive, params, avals, device). Bounded: every
-# executable holds a few memory mappings of its own, and a long program over
-# ever new shapes must not exhaust them (the oldest entries are dropped first).
+# Eager executables: of primitives by (primitive, params, avals, device), of nested
+# jits' jaxprs (`jit_p`'s impl) by what they compute. Higher-order primitives
+# (cond, scan, while, ...) and jaxprs are keyed by `jaxpr_keys`, so a jaxpr rebuilt
+# on every call (a new lambda, `grad`'s jvp) compiles once. Bounded: every
+# executable holds a few memory mappings of its own, and a long program over ever
+# new shapes must not exhaust them (the oldest entries are dropped first).
 _primitive_cache: dict = {}
 _PRIMITIVE_CACHE_SIZE = 4096
+# Primitives whose params hold jaxprs: keyed by structure (found on their first miss).
+_higher_order: set = set()
+
+
+def cached_executable(key, build):
+  """The executable cached under `key`, else `build()` cached there."""
+  exe = _primitive_cache.get(key)
+  if exe is None:
+    if len(_primitive_cache) >= _PRIMITIVE_CACHE_SIZE:
+      del _primitive_cache[next(iter(_primitive_cache))]
+    exe = _primitive_cache[key] = build()
+  return exe
+
+
+def params_key(prim: core.Primitive, params: dict) -> tuple:
+  """`prim`'s params as (part of) a cache key: nested jaxprs by structure."""
+  if prim in _higher_order:
+    return jaxpr_keys.params_key(params)
+  if jaxpr_keys.has_jaxpr_params(params):
+    _higher_order.add(prim)
+    return jaxpr_keys.params_key(params)
+  return tuple(params.items())
+
+
+def _unhashable_params(prim, params) -> TypeError:
+  return TypeError(f"internal: unhashable params for {prim.name}: {params}")
 
 
 def apply_primitive(prim: core.Primitive, args, params):
@@ -265,18 +295,20 @@ def apply_primitive(prim: core.Primitive, args, params):
   if device is SPMD:
     return spmd.apply_primitive(prim, args, params)
   avals = tuple(a.aval if type(a) is Array else core.get_aval(a) for a in args)
-  key = (prim, tuple(params.items()), avals, device)
+  if prim in _higher_order:
+    key = (prim, jaxpr_keys.params_key(params), avals, device)
+  else:  # the hot path: params as they are
+    key = (prim, tuple(params.items()), avals, device)
   try:
     exe = _primitive_cache.get(key)
   except TypeError:
-    raise TypeError(f"internal: unhashable params for {prim.name}: {params}") from None
+    raise _unhashable_params(prim, params) from None
   if exe is None:
     if prim.abstract_eval is None:
       raise core.missing_rule("Abstract evaluation", prim)
-    if len(_primitive_cache) >= _PRIMITIVE_CACHE_SIZE:
-      del _primitive_cache[next(iter(_primitive_cache))]
-    exe = _primitive_cache[key] = compile_jaxpr(
-        _one_eqn_jaxpr(prim, avals, params), device, prim.name)
+    key = (prim, params_key(prim, params), avals, device)
+    exe = cached_executable(key, lambda: compile_jaxpr(_one_eqn_jaxpr(prim, avals, params),
+                                                       device, prim.name))
   outs = exe.run([to_buffer(a, device) for a in args], committed)
   if config.dispatch_state()[1]:
     debug_nans.check_primitive(prim.name, outs)

@@ -11,6 +11,7 @@ one higher-order equation.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import traceback
 import warnings
@@ -19,6 +20,7 @@ import weakref
 from xjax._src import core
 from xjax._src import debug_nans
 from xjax._src import dispatch
+from xjax._src import jaxpr_keys
 from xjax._src import stablehlo as hlo
 from xjax._src import traceback_util
 from xjax._src import tree_util
@@ -50,34 +52,32 @@ def _jit_impl(*args, jaxpr, name, donated_invars, inline, keep_unused):
   if device is dispatch.SPMD or constraints.jaxpr_mesh(jaxpr.jaxpr) is not None:
     return _run_spmd_jaxpr(jaxpr, name, args)
   exe = _compiled_jaxpr(jaxpr, device, name)
-  outs = exe.run([dispatch.to_buffer(a, device) for a in args], committed)
+  outs = exe.run([dispatch.to_buffer(a, device) for a in (*jaxpr.consts, *args)], committed)
   if config.jax_debug_nans or config.jax_debug_infs:
     debug_nans.check_jit(name, outs, jaxpr, args)
   return outs
 
 
-_jaxpr_executables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def _compiled_jaxpr(jaxpr: core.ClosedJaxpr, device, name: str):
-  per_device = _jaxpr_executables.setdefault(jaxpr, {})
-  exe = per_device.get(device)
-  if exe is None:
-    exe = per_device[device] = dispatch.compile_jaxpr(jaxpr, device, f"jit_{name}")
-  return exe
+  """The executable of a nested jit's jaxpr run eagerly, taking its consts as leading
+  arguments: cached by what it computes, so the new jaxpr each `grad` step builds (with new
+  residuals as consts) reuses it."""
+  key = ("jit", jaxpr_keys.structure_key(jaxpr.jaxpr), device)
+  return dispatch.cached_executable(key, lambda: dispatch.compile_jaxpr(
+      pe.convert_constvars_jaxpr(jaxpr)[0], device, f"jit_{name}"))
 
 
 def _run_spmd_jaxpr(jaxpr: core.ClosedJaxpr, name: str, args):
   """A nested jit's jaxpr run eagerly as one program over the mesh its arguments (or its
   own equations) name."""
   in_shardings = tuple(spmd.in_shardings_of(args, name))
-  per_jaxpr = _jaxpr_executables.setdefault(jaxpr, {})
-  exe = per_jaxpr.get(in_shardings)
-  if exe is None:
+
+  def build():
     mesh = spmd.mesh_of(args, name) or constraints.jaxpr_mesh(jaxpr.jaxpr)
-    exe = per_jaxpr[in_shardings] = spmd.compile_spmd(
-        jaxpr, mesh, in_shardings, [None] * len(jaxpr.out_avals), f"jit_{name}")
-  return exe.run(list(args))
+    return spmd.compile_spmd(jaxpr, mesh, in_shardings, [None] * len(jaxpr.out_avals),
+                             f"jit_{name}")
+  key = ("jit-spmd", jaxpr_keys.structure_key(jaxpr), in_shardings)
+  return dispatch.cached_executable(key, build).run(list(args))
 
 
 jit_p = core.Primitive("jit", multiple_results=True)
@@ -213,6 +213,72 @@ _function_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # memory mappings, and a loop over ever new shapes must not exhaust them).
 _CACHE_SIZE = 4096
 
+CacheInfo = collections.namedtuple("CacheInfo", "hits misses maxsize currsize last_miss")
+CacheInfo.__doc__ = """A jitted function's cache statistics (`Jitted.cache_info`): calls served
+from the cache, calls that compiled, the bound, the entries held, and why the last miss
+missed."""
+
+
+class _ExecutableCache(collections.OrderedDict):
+  """A jitted function's executables by call signature: least recently used first, at most
+  `_CACHE_SIZE` of them (an evicted executable is freed once nothing else holds it)."""
+
+  def __init__(self):
+    super().__init__()
+    self.hits = 0
+    self.misses = 0
+    self.last_miss = None
+
+  def add(self, key, build):
+    """After a miss: records why it missed, builds the entry, stores it (evicting the least
+    recently used entry when full) and returns it."""
+    self.misses += 1
+    self.last_miss = _miss_reason(key, next(reversed(self)) if self else None)
+    entry = build()
+    if len(self) >= _CACHE_SIZE:
+      self.popitem(last=False)
+    self[key] = entry
+    return entry
+
+  def clear(self):
+    super().clear()
+    self.hits = self.misses = 0
+    self.last_miss = None
+
+
+_KEY_FIELDS = ("the argument structure (pytree)", "the argument shapes or dtypes",
+               "the static arguments", "the device", "the configuration flags")
+_SPMD_KEY_FIELDS = ("the argument structure (pytree)", "the argument shapes or dtypes",
+                    "the static arguments", "the argument shardings",
+                    "the configuration flags")
+
+
+def _miss_reason(key, previous) -> str:
+  """Why `key` missed, compared with the most recently used key."""
+  try:
+    return _compare_keys(key, previous)
+  except Exception:  # noqa: BLE001  (a static argument whose __eq__ raises)
+    return "the arguments differ from the last call's"
+
+
+def _compare_keys(key, previous) -> str:
+  if previous is None:
+    return "first call: nothing compiled yet"
+  spmd_key, spmd_previous = key[0] == "spmd", previous[0] == "spmd"
+  if spmd_key != spmd_previous:
+    return ("the arguments span several devices now" if spmd_key
+            else "the arguments are on one device now")
+  fields = _SPMD_KEY_FIELDS if spmd_key else _KEY_FIELDS
+  new, old = key[spmd_key:], previous[spmd_key:]
+  changed = [name for name, a, b in zip(fields, new, old) if a != b]
+  if fields[1] in changed and len(new[1]) == len(old[1]):
+    diffs = [f"leaf {i}: {b.str_short(True)} -> {a.str_short(True)}"
+             for i, (a, b) in enumerate(zip(new[1], old[1])) if a != b]
+    changed[changed.index(fields[1])] += " (" + ", ".join(diffs[:3]) + (
+        ", ..." if len(diffs) > 3 else "") + ")"
+  return "changed since the last call: " + "; ".join(changed) if changed else (
+      "an entry evicted or cleared before")
+
 
 def _caches_for(fun, options) -> tuple:
   """The (executable, jaxpr, converted-jaxpr) caches shared by every jit of `fun` with `options`."""
@@ -222,7 +288,7 @@ def _caches_for(fun, options) -> tuple:
     per_fun = {}
   caches = per_fun.get(options)
   if caches is None:
-    caches = per_fun[options] = ({}, {}, weakref.WeakKeyDictionary())
+    caches = per_fun[options] = (_ExecutableCache(), {}, weakref.WeakKeyDictionary())
   return caches
 
 
@@ -438,13 +504,15 @@ class Jitted:
       avals = tuple(avals)
       # The bare tree node, not a PyTreeDef: tuples hash and compare at C speed.
       key = (root, avals, statics, device, flags_key)
-      entry = _lookup(self._cache, key, statics) if statics else self._cache.get(key)
+      cache = self._cache
+      entry = _lookup(cache, key, statics) if statics else cache.get(key)
       if entry is None:
         in_tree = tree_util.PyTreeDef(root, len(leaves))
-        if len(self._cache) >= _CACHE_SIZE:  # oldest first: bounded memory over new shapes
-          del self._cache[next(iter(self._cache))]
-        entry = self._cache[key] = self._compile(statics, dyn_args, dyn_kwargs, leaves,
-                                                 in_tree, avals, device)
+        entry = cache.add(key, lambda: self._compile(statics, dyn_args, dyn_kwargs, leaves,
+                                                     in_tree, avals, device))
+      else:
+        cache.move_to_end(key)
+        cache.hits += 1
       outs = (entry.executable.run(leaves) if entry.by_leaves
               else entry.executable.run(buffers, committed))
       if entry.donate_mask is not None:
@@ -465,13 +533,15 @@ class Jitted:
     avals = self._avals(leaves, dyn_args, dyn_kwargs)
     in_shardings = self._leaf_in_shardings(dyn_args, dyn_kwargs, leaves)
     key = ("spmd", root, avals, statics, in_shardings, flags_key)
-    entry = _lookup(self._cache, key, statics) if statics else self._cache.get(key)
+    cache = self._cache
+    entry = _lookup(cache, key, statics) if statics else cache.get(key)
     if entry is None:
       in_tree = tree_util.PyTreeDef(root, len(leaves))
-      if len(self._cache) >= _CACHE_SIZE:
-        del self._cache[next(iter(self._cache))]
-      entry = self._cache[key] = self._compile_spmd(statics, dyn_args, dyn_kwargs, leaves,
-                                                    in_tree, avals, in_shardings)
+      entry = cache.add(key, lambda: self._compile_spmd(statics, dyn_args, dyn_kwargs, leaves,
+                                                        in_tree, avals, in_shardings))
+    else:
+      cache.move_to_end(key)
+      cache.hits += 1
     outs = entry.executable.run(leaves)
     if entry.donate_mask is not None:
       _mark_donated(leaves, entry.donate_mask)
@@ -573,13 +643,19 @@ class Jitted:
     if state_types.takes_refs(closed):
       return self._compile_with_refs(closed, out_tree, leaves, device)
     donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
-    text, callbacks = self._lower(closed, donate_mask)
-    dispatch.log_compile(self._name, avals)
-    exe = backend.compile_module(text, device, callbacks,
-                                 compiler_options=self._compiler_options)
-    consts = [dispatch.to_buffer(c, device) for c in closed.consts]
-    executable = dispatch.Executable(exe, closed, device, consts, text)
-    return _CacheEntry(executable, out_tree, donate_mask, closed)
+
+    def build():
+      text, callbacks = self._lower(closed, donate_mask)
+      dispatch.log_compile(self._name, avals)
+      exe = backend.compile_module(text, device, callbacks,
+                                   compiler_options=self._compiler_options)
+      consts = [dispatch.to_buffer(c, device) for c in closed.consts]
+      return dispatch.Executable(exe, closed, device, consts, text)
+    # Keyed by what the jaxpr computes: `jit(lambda ...)` made anew in a loop traces each
+    # time but compiles once (JAX compiles each time).
+    key = ("jitted", self._name, jaxpr_keys.structure_key(closed), device, donate_mask,
+           self._compiler_options, config.values_key())
+    return _CacheEntry(dispatch.cached_executable(key, build), out_tree, donate_mask, closed)
 
   def _compile_with_refs(self, closed, out_tree, leaves, device):
     """A function taking (or closing over) refs: checked, discharged, compiled; the
@@ -661,7 +737,19 @@ class Jitted:
     self._jaxpr_cache.clear()
 
   def _cache_size(self) -> int:
+    """The number of compiled signatures held (mirrors JAX's private method of that name)."""
     return len(self._cache)
+
+  def cache_info(self) -> CacheInfo:
+    """Hits, misses, the bound, the size and the last miss's reason of this function's
+    executable cache (shared by every `jit` of the same function and options).
+
+    Beyond JAX (whose `_cache_size()` is all it offers): ``last_miss`` says what
+    changed since the previous call, e.g. "the argument shapes or dtypes (leaf 0:
+    f32[3] -> f32[4])".
+    """
+    cache = self._cache
+    return CacheInfo(cache.hits, cache.misses, _CACHE_SIZE, len(cache), cache.last_miss)
 
 
 traceback_util.register_boundary(Jitted.__call__.__code__)

@@ -18,7 +18,6 @@ from xjax._src import tree_util
 from xjax._src.api_util import flatten_fun_nokwargs
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.lax.control_flow import common
 from xjax._src.lax.control_flow.conditionals import abstractify
 
 
@@ -56,7 +55,6 @@ def composite(decomposition, name: str, version: int = 0):
 
 
 composite_p = core.Primitive("composite", multiple_results=True)
-composite_p.def_impl(common.make_impl(composite_p, lambda params: params["jaxpr"]))
 
 
 @composite_p.def_abstract_eval

@@ -291,7 +291,7 @@ def apply_primitive(prim, args, params):
   from xjax._src import dispatch
   avals = tuple(a.aval if type(a) is Array else core.get_aval(a) for a in args)
   in_shardings = in_shardings_of(args, prim.name)
-  key = (prim, tuple(params.items()), avals, in_shardings)
+  key = (prim, dispatch.params_key(prim, params), avals, in_shardings)
   exe = _executables.get(key)
   if exe is None:
     if len(_executables) >= _CACHE_SIZE:

@@ -325,38 +325,6 @@ def jvp_jaxpr(closed: core.ClosedJaxpr, nonzeros, instantiate):
 # Eager evaluation and lowering helpers
 
 
-def make_impl(prim: core.Primitive, key_jaxpr):
-  """An eager impl compiling one executable per (jaxpr param, other params, avals, device).
-
-  Executables are cached weakly on the jaxpr `key_jaxpr(params)` returns, so
-  a loop traced for one eager call does not stay alive forever.
-  """
-  cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-  def impl(*args, **params):
-    from xjax._src import dispatch
-    device, committed = dispatch.pick_device(args, prim.name)
-    if device is dispatch.SPMD:
-      return dispatch.spmd.apply_primitive(prim, args, params)
-    avals = tuple(core.get_aval(a) for a in args)
-    key = key_jaxpr(params)
-    # Jaxprs in the key are named by id; the entry holds the others alive (never `key`).
-    others = [j for v in params.values() for j in (v if isinstance(v, tuple) else (v,))
-              if isinstance(j, core.ClosedJaxpr) and j is not key]
-    rest = tuple((k, tuple(map(id, v)) if isinstance(v, tuple) and v and
-                  isinstance(v[0], core.ClosedJaxpr) else
-                  id(v) if isinstance(v, core.ClosedJaxpr) else v) for k, v in params.items())
-    per_jaxpr = cache.setdefault(key, {})
-    entry = per_jaxpr.get((rest, avals, device))
-    if entry is None:
-      exe = dispatch.compile_jaxpr(dispatch._one_eqn_jaxpr(prim, avals, params), device,
-                                   prim.name)
-      entry = per_jaxpr[(rest, avals, device)] = (exe, others)
-    return entry[0].run([dispatch.to_buffer(a, device) for a in args], committed)
-
-  return impl
-
-
 def region(ctx, arg_types, body) -> str:
   """A StableHLO region; its block takes `arg_types` (none: no block header, as `case` needs).
 

@@ -98,7 +98,6 @@ def while_loop(cond_fun, body_fun, init_val):
 
 
 while_p = core.Primitive("while", multiple_results=True)
-while_p.def_impl(common.make_impl(while_p, lambda params: params["body_jaxpr"]))
 
 
 @while_p.def_abstract_eval

@@ -1,0 +1,110 @@
+"""The jit cache: bounded LRU per function, `_cache_size()`, `cache_info()`, `clear_caches()`."""
+import gc
+
+import numpy as np
+import pytest
+
+import xjax as jax
+import xjax.numpy as jnp
+from xjax._src import dispatch
+from xjax._src import jit as jit_module
+
+
+def test_cache_info_counts_hits_and_misses():
+  f = jax.jit(lambda x, n: x * n, static_argnums=1)
+  info = f.cache_info()
+  assert (info.hits, info.misses, info.currsize) == (0, 0, 0)
+  f(jnp.ones(3), 2)
+  assert f.cache_info().last_miss == "first call: nothing compiled yet"
+  f(jnp.ones(3), 2)
+  f(jnp.ones(3), 2)
+  info = f.cache_info()
+  assert (info.hits, info.misses, info.currsize) == (2, 1, 1)
+  assert info.maxsize == jit_module._CACHE_SIZE
+  f(jnp.ones(4), 2)
+  assert f.cache_info().last_miss == ("changed since the last call: the argument shapes or "
+                                      "dtypes (leaf 0: f32[3] -> f32[4])")
+  f(jnp.ones(4), 3)
+  assert f.cache_info().last_miss == "changed since the last call: the static arguments"
+  f(jnp.ones(4, jnp.int32), 3)
+  assert "leaf 0: f32[4] -> i32[4]" in f.cache_info().last_miss
+  f((jnp.ones(4),), 3)
+  assert "the argument structure (pytree)" in f.cache_info().last_miss
+  assert f._cache_size() == 5 and f.cache_info().misses == 5
+
+
+def test_the_cache_belongs_to_the_function():
+  def g(x):
+    return x + 1
+  jax.jit(g)(jnp.ones(2))
+  assert jax.jit(g).cache_info().hits == 0
+  jax.jit(g)(jnp.ones(2))  # a new wrapper, the same function: served from the cache
+  assert jax.jit(g).cache_info()[:2] == (1, 1)
+
+
+def test_least_recently_used_entry_is_evicted(monkeypatch):
+  monkeypatch.setattr(jit_module, "_CACHE_SIZE", 3)
+  f = jax.jit(lambda x: x * 2)
+  for n in (1, 2, 3):
+    f(jnp.ones(n))
+  f(jnp.ones(1))  # now the most recently used
+  f(jnp.ones(4))  # evicts n=2, the least recently used
+  assert f._cache_size() == 3
+  misses = f.cache_info().misses
+  f(jnp.ones(1))
+  f(jnp.ones(3))
+  f(jnp.ones(4))
+  assert f.cache_info().misses == misses
+  np.testing.assert_array_equal(f(jnp.ones(2)), 2 * np.ones(2))
+  assert f.cache_info().misses == misses + 1
+
+
+def _live_executables() -> int:
+  gc.collect()
+  return sum(1 for o in gc.get_objects() if type(o) is dispatch.Executable)
+
+
+def test_evicted_executables_are_freed(monkeypatch):
+  monkeypatch.setattr(jit_module, "_CACHE_SIZE", 4)
+  monkeypatch.setattr(dispatch, "_PRIMITIVE_CACHE_SIZE", 4)
+  dispatch._primitive_cache.clear()
+  f = jax.jit(lambda x: jnp.sin(x) + 1)
+  before = _live_executables()
+  for n in range(1, 30):
+    f(jnp.ones(n))
+  assert f._cache_size() == 4
+  assert _live_executables() - before <= 8  # the jit cache's 4 and the shared cache's 4
+
+
+def test_clear_caches_empties_the_jit_cache():
+  f = jax.jit(lambda x: x - 1)
+  f(jnp.ones(2))
+  f(jnp.ones(2))
+  assert f._cache_size() == 1
+  jax.clear_caches()
+  assert f._cache_size() == 0
+  assert f.cache_info()[:2] == (0, 0)
+  np.testing.assert_array_equal(f(jnp.ones(2)), np.zeros(2))
+  assert f.cache_info().misses == 1
+
+
+@pytest.mark.parametrize("fun,reference", [(lambda x: x * 3, lambda x: x * 3),
+                                           (lambda x: jnp.cos(x) * 3, lambda x: np.cos(x) * 3)])
+def test_new_lambdas_in_a_loop_compile_once(fun, reference, monkeypatch):
+  from xjax._src import backend
+  x = jnp.arange(3.0)
+  compiled = []
+  original = backend.compile_module
+  monkeypatch.setattr(backend, "compile_module",
+                      lambda *a, **k: compiled.append(1) or original(*a, **k))
+  for i in range(5):
+    # A new function object each time (as `jax.jit(lambda ...)` inside a loop): traced
+    # again each time, compiled once (JAX compiles each time).
+    np.testing.assert_allclose(jax.jit(lambda v: fun(v) + i)(x), reference(np.arange(3.0)) + i,
+                               rtol=1e-6)
+  assert len(compiled) == 5  # the literal `i` differs: one program per value
+  compiled.clear()
+  for i in range(5):
+    np.testing.assert_allclose(jax.jit(lambda v: fun(v))(x), reference(np.arange(3.0)),
+                               rtol=1e-6)
+  assert len(compiled) == 1
