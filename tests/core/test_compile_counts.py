@@ -100,3 +100,14 @@ def test_callbacks_keep_their_identity():
     assert float(out) == 1.0 + k
     del add_k
     gc.collect()
+
+
+def test_batched_jaxprs_die_with_their_jaxprs():
+  from xjax._src.interpreters import batching
+  gc.collect()
+  before = len(batching._batched_jaxprs)
+  for i in range(20):
+    out = jax.vmap(lambda v: lax.cond(v > 0, lambda a: a * i, lambda a: a, v))(jnp.arange(3.0))
+    np.testing.assert_array_equal(out, np.arange(3.0) * np.where(np.arange(3) > 0, i, 1))
+  gc.collect()
+  assert len(batching._batched_jaxprs) - before < 5

@@ -199,7 +199,8 @@ def clear_caches() -> None:
     for caches in per_fun.values():
       for cache in caches:
         cache.clear()
-  for cache in (jit_module._jvp_jaxprs, dispatch._primitive_cache,
+  from xjax._src.interpreters import batching
+  for cache in (jit_module._jvp_jaxprs, dispatch._primitive_cache, batching._batched_jaxprs,
                 common._trace_cache, loops._scan_bodies, loops._while_bodies,
                 spmd._executables):
     cache.clear()

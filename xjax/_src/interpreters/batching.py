@@ -20,6 +20,7 @@ this module).
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -260,10 +261,24 @@ def batch_jaxpr(closed: core.ClosedJaxpr, axis_data: AxisData, in_batched, insta
   n_out = len(closed.out_avals)
   if isinstance(instantiate, bool):
     instantiate = (instantiate,) * n_out
-  return _batch_jaxpr(closed, axis_data, tuple(in_batched), tuple(instantiate))
+  return _weakly_cached(closed, ("batch", axis_data, tuple(in_batched), tuple(instantiate)),
+                        lambda: _batch_jaxpr(closed, axis_data, tuple(in_batched),
+                                             tuple(instantiate)))
 
 
-@functools.lru_cache(maxsize=4096)
+# Batched jaxprs, held as long as the jaxpr they batch lives (keyed weakly on it: an
+# LRU cache keyed on jaxprs would keep thousands of them, and what they close over, alive).
+_batched_jaxprs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _weakly_cached(closed: core.ClosedJaxpr, key, build):
+  per_jaxpr = _batched_jaxprs.setdefault(closed, {})
+  out = per_jaxpr.get(key)
+  if out is None:
+    out = per_jaxpr[key] = build()
+  return out
+
+
 def _batch_jaxpr(closed, axis_data, in_batched, instantiate):
   in_dims = tuple(0 if b else not_mapped for b in in_batched)
   out_batched = []
@@ -278,7 +293,6 @@ def _batch_jaxpr(closed, axis_data, in_batched, instantiate):
   return batched, tuple(out_batched)
 
 
-@functools.lru_cache(maxsize=4096)
 def batch_jaxpr_axes(closed: core.ClosedJaxpr, axis_data: AxisData, in_dims: tuple):
   """Batches `closed` with input i mapped along `in_dims[i]` (None: unmapped).
 
@@ -286,6 +300,11 @@ def batch_jaxpr_axes(closed: core.ClosedJaxpr, axis_data: AxisData, in_dims: tup
   Returns ``(batched ClosedJaxpr, out_dims)``. Used by jit, whose inner jaxpr
   sees the batch axes where the caller has them, as in JAX.
   """
+  return _weakly_cached(closed, ("axes", axis_data, in_dims),
+                        lambda: _batch_jaxpr_axes(closed, axis_data, in_dims))
+
+
+def _batch_jaxpr_axes(closed, axis_data, in_dims):
   out_dims = []
 
   def fun(*args):

@@ -838,7 +838,7 @@ class ScatterDimensionNumbers(NamedTuple):
   scatter_indices_batching_dims: tuple[int, ...] = ()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=512)
 def _reduction_jaxpr(computation, aval):
   """The jaxpr of ``computation(x, y)`` on two scalars of `aval` (cached, as JAX does,
   so equal scatters share one jaxpr) and its consts."""
