@@ -1,6 +1,6 @@
 """Runs bench/workloads.py under xjax and real JAX in separate processes, interleaved.
 
-    python bench/run.py [--rounds N] [--groups core,linalg,nn,sharding,rss] [--xjax-python PATH] [--jax-python PATH]
+    python bench/run.py [--rounds N] [--groups core,overhead,linalg,nn,sharding,rss] [--xjax-python PATH] [--jax-python PATH]
 
 Each library runs in its own virtualenv (xjax's must not contain `jax`, see
 DESIGN.md). Prints a table of medians over rounds and the xjax/JAX ratio.
@@ -42,8 +42,9 @@ def _fmt(seconds, name=""):
 def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--rounds", type=int, default=3)
-  ap.add_argument("--groups", default="core,linalg,nn,sharding,rss",
-                  help="comma-separated workload groups (core, linalg, nn, sharding, rss)")
+  ap.add_argument("--groups", default="core,overhead,linalg,nn,sharding,rss",
+                  help="comma-separated workload groups (core, overhead, linalg, nn, sharding, "
+                       "rss)")
   ap.add_argument("--xjax-python", default=os.path.join(REPO, ".venv", "bin", "python"))
   ap.add_argument("--jax-python", default=os.path.join(REPO, ".venv-jax", "bin", "python"))
   args = ap.parse_args()

@@ -352,7 +352,60 @@ def sharding_main(lib):
   print(json.dumps(results))
 
 
+def overhead_main(lib):
+  """Per-call overheads (issue 20): jit dispatch with many arguments, eager ops on small
+  arrays, tracing and lowering, and eager control flow (compiled once per signature)."""
+  jax, jnp = _import(lib)
+  results = {}
+  x3 = jnp.ones(3)
+  args10 = [jnp.ones(3) * i for i in range(10)]
+  ten = jax.jit(lambda *a: sum(a))
+  results["jit dispatch, 10 arguments"] = _timeit(lambda: ten(*args10).block_until_ready(), 3000)
+  tree100 = {f"w{i}": jnp.ones(3) * i for i in range(100)}
+  leafy = jax.jit(lambda t: t["w0"] + t["w99"])
+  results["jit dispatch, a 100-leaf pytree argument"] = _timeit(
+      lambda: leafy(tree100).block_until_ready(), 1000)
+  results["eager x + 1 (3 elements, Python scalar)"] = _timeit(
+      lambda: (x3 + 1).block_until_ready(), 2000)
+  x100 = jnp.arange(100.0)
+  results["eager jnp.sum (100 elements)"] = _timeit(
+      lambda: jnp.sum(x100).block_until_ready(), 2000)
+  results["eager x[3] (100 elements)"] = _timeit(lambda: x100[3].block_until_ready(), 2000)
+  results["eager x[2:50] (100 elements)"] = _timeit(lambda: x100[2:50].block_until_ready(), 2000)
+
+  def make_chain(n):
+    def chain(x):
+      for i in range(n):
+        x = jnp.sin(x) * 1.0001 + i
+      return x
+    return chain
+
+  results["make_jaxpr of 10000 ops"] = _timeit(
+      lambda: jax.make_jaxpr(make_chain(10_000))(x3), 1, repeat=3)
+  results["trace + lower (jit(f).lower), 1000 ops"] = _timeit(
+      lambda: jax.jit(make_chain(1000)).lower(x3).as_text(), 1, repeat=3)
+  params, xb, yb = _mlp_data(jnp, 128)
+  state = _mlp_state(jax, jnp, params)
+  results["trace + lower (jit(f).lower), MLP step"] = _timeit(
+      lambda: jax.jit(_mlp_step_fn(jax, jnp)).lower(state, xb, yb).as_text(), 1, repeat=3)
+
+  # Eager control flow: each call builds new jaxprs (new lambdas); compiled once per signature.
+  s = jnp.float32(1.5)
+  eager = {
+      "cond": lambda v: jax.lax.cond(v > 0, lambda a: a * 2, lambda a: a - 1, v),
+      "fori_loop": lambda v: jax.lax.fori_loop(0, 10, lambda i, c: c * 1.01 + i, v),
+      "scan": lambda v: jax.lax.scan(lambda c, _: (c * 1.01, c), v, None, length=10)[0],
+  }
+  for name, f in eager.items():
+    grad = jax.grad(f)
+    f(s).block_until_ready()
+    grad(s).block_until_ready()
+    results[f"eager lax.{name}"] = _timeit(lambda: f(s).block_until_ready(), 20)
+    results[f"eager grad of lax.{name}"] = _timeit(lambda: grad(s).block_until_ready(), 20)
+  print(json.dumps(results))
+
+
 if __name__ == "__main__":
   group = sys.argv[2] if len(sys.argv) > 2 else "core"
   {"core": main, "linalg": linalg_main, "nn": nn_main, "sharding": sharding_main,
-   "rss": rss_main}[group](sys.argv[1])
+   "rss": rss_main, "overhead": overhead_main}[group](sys.argv[1])

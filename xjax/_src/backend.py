@@ -12,6 +12,7 @@ import functools
 import os
 import re
 import threading
+import time
 
 import numpy as np
 
@@ -21,6 +22,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 from jaxlib import _jax  # noqa: E402
 from jaxlib import xla_client  # noqa: E402
 
+from xjax._src import compilation_cache  # noqa: E402
 from xjax._src.config import config  # noqa: E402
 
 _SUPPORTED_PLATFORMS = ("cpu",)
@@ -262,10 +264,12 @@ def compile_module(mlir_text: str, device, host_callbacks=(), compiler_options=(
   index; each takes and returns NumPy arrays (a tuple of them).
   `compiler_options` are (XLA option name, value) pairs, e.g.
   ``(("xla_cpu_enable_fast_math", True),)``; an unknown name raises XLA's error.
+
+  With the persistent compilation cache on (``jax_compilation_cache_dir``; see
+  `xjax._src.compilation_cache`), the executable is loaded from it when stored
+  there, and stored after compiling.
   """
   options = xla_client.CompileOptions()
-  if compiler_options:
-    options.env_option_overrides = list(compiler_options)
   if isinstance(device, tuple):
     build = options.executable_build_options
     build.num_partitions = len(device)
@@ -279,10 +283,53 @@ def compile_module(mlir_text: str, device, host_callbacks=(), compiler_options=(
     # Without an explicit assignment the single replica runs on device 0.
     options.device_assignment = xla_client.DeviceAssignment.create(np.array([[device.id]]))
     devices = xla_client.DeviceList((device,))
+  # The key is made before the option overrides are set: it hashes them on their own (the
+  # order of a serialized proto map is not fixed).
+  key = None if host_callbacks else _persistent_cache_key(mlir_text, device, options,
+                                                          compiler_options)
+  if compiler_options:
+    options.env_option_overrides = list(compiler_options)
   if host_callbacks:
+    # Never in the persistent cache: the executable calls these Python functions by their
+    # addresses in this process, which mean nothing in another one.
+    compilation_cache.skip(_module_label(mlir_text), "it has host callbacks")
     return client().compile_and_load(_parse_module(mlir_text), devices, options,
                                      list(host_callbacks))
-  return client().compile_and_load(mlir_text, devices, options)
+  if key is not None:
+    executable = compilation_cache.load(
+        key, lambda data: client().deserialize_executable(data, devices, options))
+    if executable is not None:
+      return executable
+  start = time.monotonic()
+  executable = client().compile_and_load(mlir_text, devices, options)
+  if key is not None and process_index() == 0:
+    compilation_cache.store(key, executable.serialize, time.monotonic() - start)
+  elif key is not None:
+    # As JAX: in a job of several processes every process reads, only process 0 writes.
+    compilation_cache.skip(_module_label(mlir_text), "only process 0 writes")
+  return executable
+
+
+def _module_label(mlir_text: str) -> str:
+  return mlir_text[:mlir_text.find("{")].strip()[:100]
+
+
+def _persistent_cache_key(mlir_text: str, device, options, compiler_options) -> str | None:
+  """The persistent compilation cache key of a compilation, or None while the cache is
+  off."""
+  if not compilation_cache.active():
+    return None
+  import jaxlib.version
+  devs = device if isinstance(device, tuple) else (device,)
+  c = client()
+  return compilation_cache.cache_key(mlir_text, (
+      ("jaxlib", f"{jaxlib.version.__version__} {xla_client._version}"),
+      ("platform", f"{c.platform} {c.platform_version}"),
+      ("compile_options", options.SerializeAsString()),
+      ("compiler_options", repr(sorted((str(k), repr(v)) for k, v in compiler_options))),
+      ("devices", repr([(d.platform, d.device_kind, d.id, d.process_index) for d in devs])),
+      ("process_count", str(process_count())),
+  ))
 
 
 def hlo_text(mlir_text: str) -> str:

@@ -146,6 +146,36 @@ _FLAGS = [
                            ("_host_to_device", "host-to-device transfers"),
                            ("_device_to_device", "device-to-device transfers"),
                            ("_device_to_host", "device-to-host transfers"))),
+    # The persistent compilation cache (xjax._src.compilation_cache).
+    _Flag("jax_enable_compilation_cache", True, "JAX_ENABLE_COMPILATION_CACHE",
+          help="If set to False, the compilation cache will be disabled regardless of whether "
+          "set_cache_dir() was called. If set to True, the path could be set to a default "
+          "value or via a call to set_cache_dir()."),
+    _Flag("jax_compilation_cache_dir", None, "JAX_COMPILATION_CACHE_DIR", kind=str,
+          help="Path for the cache. Precedence: 1. A call to compilation_cache.set_cache_dir(). "
+          "2. The value of this flag set in the command line or by default."),
+    _Flag("jax_persistent_cache_min_compile_time_secs", 1.0,
+          "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", kind=float,
+          help="The minimum compile time of a computation to be written to the persistent "
+          "compilation cache. This threshold can be raised to decrease the number of entries "
+          "written to the cache."),
+    _Flag("jax_persistent_cache_min_entry_size_bytes", 0,
+          "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", kind=int,
+          help="The minimum size (in bytes) of an entry that will be cached in the persistent "
+          "compilation cache: -1: no size restriction; 0 (default): no restriction either; "
+          "> 0: the minimum size."),
+    _Flag("jax_compilation_cache_max_size", -1, "JAX_COMPILATION_CACHE_MAX_SIZE", kind=int,
+          help="The maximum size (in bytes) allowed for the persistent compilation cache. When "
+          "set, the least recently accessed cache entry(s) will be deleted once the total "
+          "cache directory size exceeds the specified limit. Caching will be disabled if this "
+          "value is set to 0. A special value of -1 indicates no limit, allowing the cache "
+          "size to grow indefinitely."),
+    _Flag("jax_raise_persistent_cache_errors", False, "JAX_RAISE_PERSISTENT_CACHE_ERRORS",
+          help="If true, exceptions raised when reading or writing to the persistent "
+          "compilation cache will be allowed through, halting program execution if not "
+          "manually caught. If false, exceptions are caught and raised as warnings, allowing "
+          "program execution to continue. Defaults to false so cache bugs or intermittent "
+          "issues are non-fatal."),
 ]
 
 
