@@ -84,3 +84,37 @@ def test_unsupported_platform_request_errors():
   proc = subprocess.run([sys.executable, "-c", "import xjax; xjax.devices()"], env=env,
                         capture_output=True, text=True)
   assert proc.returncode != 0 and "Unable to initialize backend 'tpu'" in proc.stderr
+
+
+def _run_with_platforms(platforms, code="import xjax; print(xjax.devices())", extra_path=None):
+  env = dict(os.environ, JAX_PLATFORMS=platforms)
+  if extra_path:
+    env["PYTHONPATH"] = os.pathsep.join([str(extra_path), env.get("PYTHONPATH", "")])
+  return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                        timeout=120)
+
+
+def test_cuda_without_its_plugin_says_how_to_install_it():
+  proc = _run_with_platforms("cuda")
+  assert proc.returncode != 0
+  assert "Unable to initialize backend 'cuda': no CUDA PJRT plugin is installed" in proc.stderr
+  assert "pip install 'xjax[cuda12]'" in proc.stderr
+  # A list falls through to the next platform that works, as JAX_PLATFORMS does in JAX.
+  proc = _run_with_platforms("cuda,cpu")
+  assert proc.returncode == 0 and "CpuDevice(id=0)" in proc.stdout
+
+
+def test_a_broken_cuda_plugin_is_reported_with_its_path(tmp_path):
+  # The plugin's shared library is found in the `jax_plugins` namespace package, as
+  # `pip install 'xjax[cuda12]'` lays it out; this one is not a library.
+  folder = tmp_path / "jax_plugins" / "xla_cuda12"
+  folder.mkdir(parents=True)
+  (folder / "xla_cuda_plugin.so").write_bytes(b"not a shared library")
+  proc = _run_with_platforms("cuda", extra_path=tmp_path)
+  assert proc.returncode != 0
+  assert "Unable to initialize backend 'cuda' with the plugin" in proc.stderr
+  assert str(folder / "xla_cuda_plugin.so") in proc.stderr
+  # With no platform asked for, an unusable plugin warns and the CPU serves.
+  proc = _run_with_platforms("", extra_path=tmp_path)
+  assert proc.returncode == 0 and "CpuDevice(id=0)" in proc.stdout
+  assert "falling back to cpu" in proc.stderr

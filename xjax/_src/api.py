@@ -396,7 +396,8 @@ def default_backend() -> str:
 
 
 def _check_backend(name):
-  if name is not None and name != backend.platform():
+  if name is not None and name != backend.platform() and not (
+      name == "cuda" and backend.platform() == "gpu"):
     raise RuntimeError(f"Unknown backend {name}. Available backends are ['{backend.platform()}'].")
 
 

@@ -25,7 +25,7 @@ from jaxlib import xla_client  # noqa: E402
 from xjax._src import compilation_cache  # noqa: E402
 from xjax._src.config import config  # noqa: E402
 
-_SUPPORTED_PLATFORMS = ("cpu",)
+_SUPPORTED_PLATFORMS = ("cpu", "cuda", "gpu")
 
 
 def _requested_platforms() -> list[str]:
@@ -65,11 +65,34 @@ def _make_client():
   # no jaxlib tracebacks, so collection is off (issue 12: no per-call growth).
   _jax.set_tracebacks_enabled(False)
   requested = _requested_platforms()
-  if requested and not any(p in _SUPPORTED_PLATFORMS for p in requested):
+  unknown = [p for p in requested if p not in _SUPPORTED_PLATFORMS]
+  if unknown and not any(p in _SUPPORTED_PLATFORMS for p in requested):
     raise RuntimeError(
-        f"Unable to initialize backend '{requested[0]}': xjax supports only the "
-        f"'cpu' platform here (requested platforms: {','.join(requested)}). "
-        "Set JAX_PLATFORMS=cpu.")
+        f"Unable to initialize backend '{unknown[0]}': xjax supports the 'cpu' platform and "
+        f"NVIDIA GPUs ('cuda') (requested platforms: {','.join(requested)}). Set "
+        "JAX_PLATFORMS=cpu.")
+  if not requested:
+    # As JAX: a GPU when its plugin is installed and works, else the CPU.
+    if _cuda_plugin_library() is not None:
+      try:
+        return _make_cuda_client()
+      except Exception as e:  # noqa: BLE001  (no GPU, no driver: the CPU serves)
+        import warnings
+        warnings.warn(f"A CUDA PJRT plugin is installed but no GPU client could be made "
+                      f"({e}); falling back to cpu.", RuntimeWarning, stacklevel=2)
+    return _make_cpu_client()
+  errors = []
+  for name in requested:  # in order: the first that works (JAX_PLATFORMS=cuda,cpu)
+    if name not in _SUPPORTED_PLATFORMS:
+      continue
+    try:
+      return _make_cpu_client() if name == "cpu" else _make_cuda_client()
+    except RuntimeError as e:
+      errors.append(e)
+  raise errors[0]
+
+
+def _make_cpu_client():
   count = _cpu_device_count()
   if count is None and config.jax_num_cpu_devices is not None and config.jax_num_cpu_devices > 0:
     count = int(config.jax_num_cpu_devices)
@@ -83,6 +106,50 @@ def _make_client():
       collectives=_cpu_collectives(dist_client), num_devices=count,
       get_local_topology_timeout_minutes=config.jax_cpu_get_local_topology_timeout_minutes,
       get_global_topology_timeout_minutes=config.jax_cpu_get_global_topology_timeout_minutes)
+
+
+# The PJRT plugins of `pip install 'xjax[cuda12]'` (or cuda13): shared libraries in the
+# `jax_plugins` namespace package. Their Python `initialize()` needs JAX's internals, so
+# xjax loads the library itself, as JAX's plugin registry does.
+_CUDA_PLUGIN_PACKAGES = ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12")
+
+
+def _cuda_plugin_library() -> str | None:
+  """The path of an installed CUDA PJRT plugin library, or None."""
+  import importlib.util
+  for name in _CUDA_PLUGIN_PACKAGES:
+    try:
+      spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+      continue
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+      path = os.path.join(folder, "xla_cuda_plugin.so")
+      if os.path.exists(path):
+        return path
+  return None
+
+
+def _make_cuda_client():
+  """A client of the NVIDIA GPUs through the CUDA PJRT plugin (untested on this project's
+  CPU-only machines)."""
+  path = _cuda_plugin_library()
+  if path is None:
+    raise RuntimeError(
+        "Unable to initialize backend 'cuda': no CUDA PJRT plugin is installed. Install it "
+        "with `pip install 'xjax[cuda12]'` (jax-cuda12-plugin and jax-cuda12-pjrt 0.10.2), or "
+        "set JAX_PLATFORMS=cpu.")
+  try:
+    if not xla_client.pjrt_plugin_loaded("cuda"):
+      xla_client.load_pjrt_plugin_dynamically("cuda", path)
+    if not xla_client.pjrt_plugin_initialized("cuda"):
+      xla_client.initialize_pjrt_plugin("cuda")
+    if _distributed is None:
+      return xla_client.make_c_api_client("cuda", {}, None)
+    dist_client, process_id, num_processes = _distributed
+    return xla_client.make_c_api_client(
+        "cuda", {"node_id": process_id, "num_nodes": num_processes}, dist_client)
+  except Exception as e:  # noqa: BLE001  (jaxlib's errors: a bad library, no driver, no GPU)
+    raise RuntimeError(f"Unable to initialize backend 'cuda' with the plugin {path}: {e}") from e
 
 
 def _cpu_collectives(dist_client):
