@@ -154,14 +154,26 @@ class AbstractToken:
 abstract_token = AbstractToken()
 
 
+# Scalar avals are immutable and few: one object each, so a scalar argument's aval is
+# the same object call after call (jit's dispatch compares avals by identity first).
+_scalar_avals: dict = {}
+_int_bounds: dict = {}
+
+
 def _scalar_aval(dtype, weak_type):
-  return ShapedArray((), dtype, weak_type)
+  aval = _scalar_avals.get((dtype, weak_type))
+  if aval is None:
+    aval = _scalar_avals[(dtype, weak_type)] = ShapedArray((), dtype, weak_type)
+  return aval
 
 
 def _int_aval(x: int) -> ShapedArray:
   dtype = dtypes.default_int_dtype()
-  info = np.iinfo(dtype)
-  if not info.min <= x <= info.max:
+  bounds = _int_bounds.get(dtype)
+  if bounds is None:
+    info = np.iinfo(dtype)
+    bounds = _int_bounds[dtype] = (int(info.min), int(info.max))
+  if not bounds[0] <= x <= bounds[1]:
     raise OverflowError(f"Python int {x} too large to convert to {dtype.name}")
   return _scalar_aval(dtype, True)
 
@@ -182,7 +194,7 @@ pytype_aval_mappings: dict[type, Any] = {
 for _t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
            np.uint32, np.uint64, np.float16, np.float32, np.float64, np.complex64,
            np.complex128, dtypes.bfloat16):
-  pytype_aval_mappings[_t] = lambda x: ShapedArray((), dtypes.canonicalize_dtype(x.dtype))
+  pytype_aval_mappings[_t] = lambda x: _scalar_aval(dtypes.canonicalize_dtype(x.dtype), False)
 
 
 def get_aval(x) -> ShapedArray:

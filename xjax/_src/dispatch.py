@@ -92,8 +92,9 @@ def pick_device(args, name: str):
 _scalar_buffers: dict = {}
 
 
-def to_buffer(x, device):
-  """The device buffer of an argument on `device`, transferring host values."""
+def to_buffer(x, device, aval=None):
+  """The device buffer of an argument on `device`, transferring host values (`aval`: x's,
+  when the caller has it)."""
   if type(x) is Array:
     if x._device == device:
       return x._buf
@@ -106,7 +107,8 @@ def to_buffer(x, device):
     return x._buf
   if type(x) is state_types.Ref:
     return x  # its current buffer is passed (and replaced) by the RefExecutable
-  aval = core.get_aval(x)
+  if aval is None:
+    aval = core.get_aval(x)
   if config.jax_transfer_guard_host_to_device is not None or config.jax_transfer_guard is not None:
     check_host_to_device(aval, device, explicit=False)
   # Python scalars are cached by value; a float zero or NaN is not, since equal

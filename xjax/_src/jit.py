@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import operator
 import traceback
 import warnings
 import weakref
@@ -228,6 +229,11 @@ class _ExecutableCache(collections.OrderedDict):
     self.hits = 0
     self.misses = 0
     self.last_miss = None
+    # The last call's signature: (avals, device, flags key, entry, tree node, committed,
+    # simple, statics). A call with the same flags, tree, statics and leaves' avals (by
+    # identity) reuses its entry without hashing a key; when `simple` (positional
+    # uncommitted Arrays on the default device, no statics) it also skips flattening.
+    self.memo = None
 
   def add(self, key, build):
     """After a miss: records why it missed, builds the entry, stores it (evicting the least
@@ -244,6 +250,7 @@ class _ExecutableCache(collections.OrderedDict):
     super().clear()
     self.hits = self.misses = 0
     self.last_miss = None
+    self.memo = None
 
 
 _KEY_FIELDS = ("the argument structure (pytree)", "the argument shapes or dtypes",
@@ -307,6 +314,7 @@ class Jitted:
                "_donate_argnames", "_inline", "_keep_unused", "_device", "_name",
                "_has_statics", "_inline_fast", "_cache", "_jaxpr_cache", "_converted",
                "_compiler_options", "_in_shardings", "_out_shardings", "_sharded",
+               "_first_static_num", "_negative_static_nums",
                "__dict__", "__weakref__")
 
   def __init__(self, fun, static_argnums, static_argnames, donate_argnums,
@@ -334,6 +342,8 @@ class Jitted:
     self._sharded = in_shardings is not None or out_shardings is not None
     self._name = fun_name(fun)
     self._has_statics = bool(self._static_argnums or self._static_argnames)
+    self._first_static_num = min((i for i in self._static_argnums if i >= 0), default=0)
+    self._negative_static_nums = any(i < 0 for i in self._static_argnums)
     self._inline_fast = inline and not self._has_statics
     # As in JAX, caches belong to the function (and options), not to this
     # wrapper: `jit(f)(x)` twice with new wrappers traces once.
@@ -355,33 +365,34 @@ class Jitted:
   def _split(self, args, kwargs):
     """(dynamic args, dynamic kwargs, statics); statics are (position or name, type, value)
     triples: the type is part of the cache key, so `f(2)` and `f(2.0)` (equal, same
-    hash) or `True` and `1` do not share an executable (issue 12)."""
+    hash) or `True` and `1` do not share an executable (issue 12). Unhashable statics
+    raise when the key is looked up (`_lookup`)."""
     statics = []
     n = len(args)
     static_nums = self._static_argnums
-    if static_nums:
+    # Positional statics only when some static position is among the arguments (jnp's
+    # functions pass theirs by keyword: the common case skips this).
+    if static_nums and (n > self._first_static_num or self._negative_static_nums):
       nums = {i if i >= 0 else i + n for i in static_nums}
       dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
       statics.extend((i, type(args[i]), args[i]) for i in sorted(nums) if i < n)
     else:
       dyn_args = args
-    if self._static_argnames and kwargs:
-      dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
-      statics.extend((k, type(kwargs[k]), kwargs[k]) for k in sorted(kwargs)
-                     if k in self._static_argnames)
+    names = self._static_argnames
+    if names and kwargs:
+      dyn_kwargs = {}
+      named = []
+      for k, v in kwargs.items():
+        if k in names:
+          named.append((k, type(v), v))
+        else:
+          dyn_kwargs[k] = v
+      if len(named) > 1:
+        named.sort(key=_static_name)
+      statics.extend(named)
     else:
       dyn_kwargs = kwargs
-    statics = tuple(statics)
-    if statics:
-      for _, _, v in statics:
-        try:
-          hash(v)
-        except TypeError as e:
-          raise ValueError(
-              "Non-hashable static arguments are not supported. An error occurred "
-              f"while trying to hash an object of type {type(v)}, {v}. The error "
-              f"was:\nTypeError: {e}\n") from None
-    return dyn_args, dyn_kwargs, statics
+    return dyn_args, dyn_kwargs, tuple(statics)
 
   def _rebuild(self, statics, dyn_args, dyn_kwargs):
     """The full (args, kwargs) from the dynamic ones and the static values."""
@@ -448,7 +459,8 @@ class Jitted:
       device, committed = self._device, True
     if device is dispatch.SPMD:
       return avals, device, committed, None
-    return avals, device, committed, [dispatch.to_buffer(x, device) for x in leaves]
+    return avals, device, committed, [dispatch.to_buffer(x, device, a)
+                                      for x, a in zip(leaves, avals)]
 
   def _avals(self, leaves, dyn_args, dyn_kwargs):
     try:
@@ -473,6 +485,19 @@ class Jitted:
     # (bench/workloads.py, "jit dispatch").
     try:
       disabled, check_nans, flags_key = config.dispatch_state()
+      memo = self._cache.memo
+      if (memo is not None and memo[6] and memo[2] is flags_key and not kwargs
+          and len(args) == len(memo[0]) and core.trace_ctx.trace is core.eval_trace):
+        # The fastest path: the same signature as the last call (see _ExecutableCache).
+        device = memo[1]
+        for x, aval in zip(args, memo[0]):
+          if (type(x) is not Array or x.aval is not aval or x._committed
+              or x._device is not device):
+            break
+        else:
+          entry = memo[3]
+          self._cache.hits += 1
+          return entry.out_tree.unflatten(entry.executable.run([x._buf for x in args], False))
       if disabled or (self._inline_fast and core.trace_ctx.trace is not core.eval_trace):
         # Inlined under a trace: the function's equations join the enclosing jaxpr.
         return self._fun(*args, **kwargs)
@@ -502,17 +527,35 @@ class Jitted:
       if device is dispatch.SPMD:
         return self._call_spmd(statics, dyn_args, dyn_kwargs, leaves, root, flags_key)
       avals = tuple(avals)
-      # The bare tree node, not a PyTreeDef: tuples hash and compare at C speed.
-      key = (root, avals, statics, device, flags_key)
       cache = self._cache
-      entry = _lookup(cache, key, statics) if statics else cache.get(key)
-      if entry is None:
-        in_tree = tree_util.PyTreeDef(root, len(leaves))
-        entry = cache.add(key, lambda: self._compile(statics, dyn_args, dyn_kwargs, leaves,
-                                                     in_tree, avals, device))
-      else:
-        cache.move_to_end(key)
+      if (memo is not None and memo[2] is flags_key and memo[1] is device
+          and memo[5] is committed and len(avals) == len(memo[0])
+          and all(map(operator.is_, avals, memo[0])) and root == memo[4]
+          and _same_statics(statics, memo[7])):
+        # The last call's signature again (any pytree): no key to hash (hashing each aval
+        # is a Python call; comparing by identity is not).
+        entry = memo[3]
         cache.hits += 1
+      else:
+        # The bare tree node, not a PyTreeDef: tuples hash and compare at C speed.
+        key = (root, avals, statics, device, flags_key)
+        entry = _lookup(cache, key, statics) if statics else cache.get(key)
+        if entry is None:
+          in_tree = tree_util.PyTreeDef(root, len(leaves))
+          entry = cache.add(key, lambda: self._compile(statics, dyn_args, dyn_kwargs, leaves,
+                                                       in_tree, avals, device))
+        else:
+          cache.move_to_end(key)
+          cache.hits += 1
+        if entry.by_leaves:
+          cache.memo = None
+        else:
+          # `simple`: positional uncommitted Arrays only, which the first check above serves
+          # without flattening (a donating entry goes the long way, which deletes donations).
+          simple = (not committed and not kwargs and not statics and len(leaves) == len(args)
+                    and not check_nans and entry.donate_mask is None
+                    and all(type(x) is Array for x in args))
+          cache.memo = (avals, device, flags_key, entry, root, committed, simple, statics)
       outs = (entry.executable.run(leaves) if entry.by_leaves
               else entry.executable.run(buffers, committed))
       if entry.donate_mask is not None:
@@ -856,13 +899,36 @@ class Compiled:
     return tree_util.tree_unflatten(self._traced.out_tree, outs)
 
 
+def _same_statics(a: tuple, b: tuple) -> bool:
+  """Whether two calls' statics are equal (as the cache's key lookup would find them); False
+  when comparing them raises (the lookup then reports it)."""
+  if a is b or (not a and not b):
+    return True
+  try:
+    return a == b
+  except Exception:  # noqa: BLE001
+    return False
+
+
+def _static_name(static) -> str:
+  return static[0]
+
+
 def _lookup(cache: dict, key, statics):
-  """`cache.get(key)`, with JAX's error when comparing static arguments raises."""
+  """`cache.get(key)`, with JAX's errors when hashing or comparing static arguments raises."""
   try:
     return cache.get(key)
   except Exception as e:
     if not statics:
       raise
+    for _, _, v in statics:
+      try:
+        hash(v)
+      except TypeError as h:
+        raise ValueError(
+            "Non-hashable static arguments are not supported. An error occurred while trying "
+            f"to hash an object of type {type(v)}, {v}. The error was:\nTypeError: {h}\n"
+        ) from None
     kind = next((t for _, t, _ in statics if "__eq__" in vars(t)), statics[0][1])
     raise ValueError(
         "static arguments should be comparable using __eq__.The following error was "

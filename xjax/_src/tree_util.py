@@ -393,7 +393,15 @@ def _flatten(x, leaves):
     keys = _sorted_keys(x)
     nodes = []
     for k in keys:
-      nodes.append(_flatten(x[k], leaves))
+      c = x[k]
+      child_kind = _kinds.get(type(c))
+      if child_kind is _LEAF:  # leaves and None inline: saves a call per child
+        leaves.append(c)
+        nodes.append(_LEAF)
+      elif c is None:
+        nodes.append(_NONE_NODE)
+      else:
+        nodes.append(_flatten(c, leaves))
     return (dict, tuple(keys), tuple(nodes))
   if kind is NoneType:
     return _NONE_NODE
