@@ -541,7 +541,22 @@ def _dtype_and_weak_type(x, x64: bool):
 _lattice_cache: dict = {}
 
 
+_python_scalar_nodes: dict = {}
+
+
+def _python_scalar_node(x, x64: bool):
+  """(dtype, weak) of a Python scalar (cached per type and x64): ints, floats and complexes
+  are weak, bools are not."""
+  key = (type(x), x64)
+  node = _python_scalar_nodes.get(key)
+  if node is None:
+    node = _python_scalar_nodes[key] = _dtype_and_weak_type(x, x64)
+  return node
+
+
 def _arg_node(x, x64: bool):
+  if type(x) in python_scalar_dtypes:  # Python scalars: the most common non-array args
+    return _python_scalar_node(x, x64)
   # Fast path for Arrays and tracers, whose aval holds a canonical dtype.
   aval = getattr(x, "aval", None)
   dtype = getattr(aval, "dtype", None)
