@@ -108,3 +108,37 @@ def test_new_lambdas_in_a_loop_compile_once(fun, reference, monkeypatch):
     np.testing.assert_allclose(jax.jit(lambda v: fun(v))(x), reference(np.arange(3.0)),
                                rtol=1e-6)
   assert len(compiled) == 1
+
+
+def test_the_remembered_signature_is_never_misapplied():
+  # The last call's signature is remembered (compared by identity): every difference must
+  # still reach the full path.
+  f = jax.jit(lambda x, axis=0, keep=False: jnp.sum(x, axis=axis, keepdims=keep),
+              static_argnames=("axis", "keep"))
+  x = jnp.ones((2, 3))
+  np.testing.assert_array_equal(f(x, axis=1), np.full(2, 3.0))
+  np.testing.assert_array_equal(f(x, axis=1), np.full(2, 3.0))
+  np.testing.assert_array_equal(f(x, axis=0), np.full(3, 2.0))
+  assert f(x, axis=1, keep=True).shape == (2, 1)
+  assert f(x, axis=1, keep=1).shape == (2, 1)   # an int, not a bool: its own entry
+  assert f._cache_size() == 4
+  g = jax.jit(lambda a, b: a * b)
+  a = jnp.arange(3.0)
+  np.testing.assert_array_equal(g(a, a), np.arange(3.0) ** 2)
+  np.testing.assert_array_equal(g(a, jnp.arange(3)), np.arange(3.0) ** 2)  # another dtype
+  with jax.disable_jit():
+    assert type(g(np.ones(2), np.ones(2))) is np.ndarray   # not the compiled program
+  np.testing.assert_array_equal(g(a, a), np.arange(3.0) ** 2)
+  committed = jax.device_put(a, jax.devices()[0])
+  assert g(committed, committed).committed
+  b = jnp.arange(3.0) + 1
+  g(b, b)
+  b.delete()
+  with pytest.raises(RuntimeError, match="Array has been deleted"):
+    g(b, b)
+  h = jax.jit(lambda v: jnp.log(-v))
+  h(a + 1)
+  h(a + 1)  # NaNs, unchecked: this signature is remembered
+  with jax.debug_nans(True):
+    with pytest.raises(FloatingPointError):
+      h(a + 1)

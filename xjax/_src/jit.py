@@ -18,6 +18,8 @@ import traceback
 import warnings
 import weakref
 
+import numpy as np
+
 from xjax._src import core
 from xjax._src import debug_nans
 from xjax._src import dispatch
@@ -198,7 +200,7 @@ jit_p.pp_eqn = _jit_pp_eqn
 
 
 class _CacheEntry:
-  __slots__ = ("executable", "out_tree", "donate_mask", "jaxpr", "by_leaves")
+  __slots__ = ("executable", "out_tree", "donate_mask", "jaxpr", "by_leaves", "_fast")
 
   def __init__(self, executable, out_tree, donate_mask, jaxpr, by_leaves=False):
     self.executable = executable
@@ -207,6 +209,42 @@ class _CacheEntry:
     self.jaxpr = jaxpr
     # An SPMD executable (the jaxpr names a mesh) takes the argument leaves themselves.
     self.by_leaves = by_leaves
+    self._fast = None
+
+  def run_uncommitted(self, buffers):
+    """The outputs (as the function returns them) for uncommitted argument buffers."""
+    fast = self._fast
+    if fast is None:
+      fast = self._fast = _fast_runner(self)
+    if fast is not False:
+      try:
+        return fast(buffers)
+      except Exception:  # noqa: BLE001  (e.g. a deleted argument: the full path says so)
+        pass
+    return self.out_tree.unflatten(self.executable.run(buffers, False))
+
+
+def _fast_runner(entry):
+  """`entry`'s executable as one closure from argument buffers to the function's output,
+  for a pure program without constants or tokens (it may run again after an error: the
+  full path then reports it); False otherwise."""
+  exe = entry.executable
+  if (type(exe) is not dispatch.Executable or exe.const_buffers or exe._has_tokens
+      or exe._execute is not backend.execute):
+    return False
+  execute = backend.runner(exe.xla_executable, exe._handlers[False])
+  device, avals = exe.device, exe.out_avals
+  if tree_util.treedef_is_strict_leaf(entry.out_tree):
+    aval, = avals
+
+    def run_one(buffers):
+      return Array(execute(buffers)[0], aval, device, False)
+    return run_one
+  unflatten = entry.out_tree.unflatten
+
+  def run(buffers):
+    return unflatten([Array(b, a, device, False) for b, a in zip(execute(buffers), avals)])
+  return run
 
 
 _function_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -230,10 +268,20 @@ class _ExecutableCache(collections.OrderedDict):
     self.misses = 0
     self.last_miss = None
     # The last call's signature: (avals, device, flags key, entry, tree node, committed,
-    # simple, statics). A call with the same flags, tree, statics and leaves' avals (by
-    # identity) reuses its entry without hashing a key; when `simple` (positional
-    # uncommitted Arrays on the default device, no statics) it also skips flattening.
+    # simple, statics, plain kwargs). A call with the same flags, tree, statics and
+    # leaves' avals (by identity) reuses its entry without hashing a key; when `simple`
+    # (positional uncommitted Arrays on the default device, keyword arguments all plain
+    # values that are static or None) it also skips splitting and flattening.
     self.memo = None
+
+  def lookup(self, key, statics, build):
+    """The entry under `key` (made most recently used), else `build()` added there."""
+    entry = _lookup(self, key, statics) if statics else self.get(key)
+    if entry is None:
+      return self.add(key, build)
+    self.move_to_end(key)
+    self.hits += 1
+    return entry
 
   def add(self, key, build):
     """After a miss: records why it missed, builds the entry, stores it (evicting the least
@@ -486,8 +534,10 @@ class Jitted:
     try:
       disabled, check_nans, flags_key = config.dispatch_state()
       memo = self._cache.memo
-      if (memo is not None and memo[6] and memo[2] is flags_key and not kwargs
-          and len(args) == len(memo[0]) and core.trace_ctx.trace is core.eval_trace):
+      if (memo is not None and memo[6] and memo[2] is flags_key
+          and len(args) == len(memo[0]) and core.trace_ctx.trace is core.eval_trace
+          and (memo[8] is None if not kwargs else
+               memo[8] is not None and _same_plain_kwargs(kwargs, memo[8]))):
         # The fastest path: the same signature as the last call (see _ExecutableCache).
         device = memo[1]
         for x, aval in zip(args, memo[0]):
@@ -495,9 +545,8 @@ class Jitted:
               or x._device is not device):
             break
         else:
-          entry = memo[3]
           self._cache.hits += 1
-          return entry.out_tree.unflatten(entry.executable.run([x._buf for x in args], False))
+          return memo[3].run_uncommitted([x._buf for x in args])
       if disabled or (self._inline_fast and core.trace_ctx.trace is not core.eval_trace):
         # Inlined under a trace: the function's equations join the enclosing jaxpr.
         return self._fun(*args, **kwargs)
@@ -538,24 +587,20 @@ class Jitted:
         cache.hits += 1
       else:
         # The bare tree node, not a PyTreeDef: tuples hash and compare at C speed.
-        key = (root, avals, statics, device, flags_key)
-        entry = _lookup(cache, key, statics) if statics else cache.get(key)
-        if entry is None:
-          in_tree = tree_util.PyTreeDef(root, len(leaves))
-          entry = cache.add(key, lambda: self._compile(statics, dyn_args, dyn_kwargs, leaves,
-                                                       in_tree, avals, device))
-        else:
-          cache.move_to_end(key)
-          cache.hits += 1
+        entry = cache.lookup((root, avals, statics, device, flags_key), statics, lambda: (
+            self._compile(statics, dyn_args, dyn_kwargs, leaves,
+                          tree_util.PyTreeDef(root, len(leaves)), avals, device)))
         if entry.by_leaves:
           cache.memo = None
         else:
-          # `simple`: positional uncommitted Arrays only, which the first check above serves
-          # without flattening (a donating entry goes the long way, which deletes donations).
-          simple = (not committed and not kwargs and not statics and len(leaves) == len(args)
-                    and not check_nans and entry.donate_mask is None
-                    and all(type(x) is Array for x in args))
-          cache.memo = (avals, device, flags_key, entry, root, committed, simple, statics)
+          # `simple`: positional uncommitted Arrays (and keyword arguments that are plain
+          # values: statics, or None), which the first check above serves without splitting
+          # or flattening (a donating entry goes the long way, which deletes donations).
+          simple = (not committed and len(leaves) == len(args) and not check_nans
+                    and entry.donate_mask is None and all(type(x) is Array for x in args)
+                    and all(type(v) in _PLAIN_TYPES for v in kwargs.values()))
+          cache.memo = (avals, device, flags_key, entry, root, committed, simple, statics,
+                        dict(kwargs) if kwargs else None)
       outs = (entry.executable.run(leaves) if entry.by_leaves
               else entry.executable.run(buffers, committed))
       if entry.donate_mask is not None:
@@ -576,15 +621,9 @@ class Jitted:
     avals = self._avals(leaves, dyn_args, dyn_kwargs)
     in_shardings = self._leaf_in_shardings(dyn_args, dyn_kwargs, leaves)
     key = ("spmd", root, avals, statics, in_shardings, flags_key)
-    cache = self._cache
-    entry = _lookup(cache, key, statics) if statics else cache.get(key)
-    if entry is None:
-      in_tree = tree_util.PyTreeDef(root, len(leaves))
-      entry = cache.add(key, lambda: self._compile_spmd(statics, dyn_args, dyn_kwargs, leaves,
-                                                        in_tree, avals, in_shardings))
-    else:
-      cache.move_to_end(key)
-      cache.hits += 1
+    entry = self._cache.lookup(key, statics, lambda: self._compile_spmd(
+        statics, dyn_args, dyn_kwargs, leaves, tree_util.PyTreeDef(root, len(leaves)), avals,
+        in_shardings))
     outs = entry.executable.run(leaves)
     if entry.donate_mask is not None:
       _mark_donated(leaves, entry.donate_mask)
@@ -897,6 +936,24 @@ class Compiled:
     device = self._executable.device
     outs = self._executable.run([dispatch.to_buffer(x, device) for x in leaves], False)
     return tree_util.tree_unflatten(self._traced.out_tree, outs)
+
+
+_MISSING = object()
+
+# Keyword values the fastest path compares directly (by type and value, at C speed).
+_PLAIN_TYPES = frozenset({type(None), bool, int, float, str, type, np.dtype})
+
+
+def _same_plain_kwargs(kwargs: dict, memo: dict) -> bool:
+  """Whether `kwargs` equals the remembered call's plain keyword values, types included
+  (``axis=1`` is not ``axis=True``)."""
+  if len(kwargs) != len(memo):
+    return False
+  for k, v in kwargs.items():
+    m = memo.get(k, _MISSING)
+    if type(v) is not type(m) or v != m:
+      return False
+  return True
 
 
 def _same_statics(a: tuple, b: tuple) -> bool:
