@@ -142,3 +142,20 @@ def test_the_remembered_signature_is_never_misapplied():
   with jax.debug_nans(True):
     with pytest.raises(FloatingPointError):
       h(a + 1)
+
+
+def test_remembered_python_scalars_match_by_type_and_value():
+  f = jax.jit(lambda x, s: x * s)
+  x = jnp.arange(3.0)
+  xi = jnp.arange(3)
+  for s in (2, 2, 3, 2.5, 2.5, True, True, 0.0, -0.0, float("nan"), float("nan"), 2, 2.0):
+    out = f(x, s)
+    np.testing.assert_array_equal(out, (np.arange(3.0) * s).astype(np.float32))
+    assert out.dtype == jnp.float32
+  for s in (2, 2, True, 2, 2.5):
+    out = f(xi, s)
+    np.testing.assert_array_equal(out, np.arange(3) * s)
+    assert out.dtype == (jnp.float32 if type(s) is float else jnp.int32)
+  np.testing.assert_array_equal(jnp.arange(3.0) + 1, [1.0, 2.0, 3.0])
+  np.testing.assert_array_equal(jnp.arange(3.0) + 1, [1.0, 2.0, 3.0])
+  np.testing.assert_array_equal(jnp.arange(3.0) + 2, [2.0, 3.0, 4.0])

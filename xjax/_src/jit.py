@@ -268,10 +268,11 @@ class _ExecutableCache(collections.OrderedDict):
     self.misses = 0
     self.last_miss = None
     # The last call's signature: (avals, device, flags key, entry, tree node, committed,
-    # simple, statics, plain kwargs). A call with the same flags, tree, statics and
-    # leaves' avals (by identity) reuses its entry without hashing a key; when `simple`
-    # (positional uncommitted Arrays on the default device, keyword arguments all plain
-    # values that are static or None) it also skips splitting and flattening.
+    # simple, statics, plain kwargs, scalars). A call with the same flags, tree, statics
+    # and leaves' avals (by identity) reuses its entry without hashing a key; when
+    # `simple` (positional uncommitted Arrays on the default device or Python scalars,
+    # matched by type and value with their buffers in `scalars`; keyword arguments all
+    # plain values that are static or None) it also skips splitting and flattening.
     self.memo = None
 
   def lookup(self, key, statics, build):
@@ -540,13 +541,19 @@ class Jitted:
                memo[8] is not None and _same_plain_kwargs(kwargs, memo[8]))):
         # The fastest path: the same signature as the last call (see _ExecutableCache).
         device = memo[1]
-        for x, aval in zip(args, memo[0]):
-          if (type(x) is not Array or x.aval is not aval or x._committed
-              or x._device is not device):
+        buffers = []
+        for x, aval, scalar in zip(args, memo[0], memo[9]):
+          if type(x) is Array:
+            if x.aval is not aval or x._committed or x._device is not device:
+              break
+            buffers.append(x._buf)
+          elif scalar is not None and type(x) is scalar[0] and x == scalar[1]:
+            buffers.append(scalar[2])  # the same Python scalar: its buffer again
+          else:
             break
         else:
           self._cache.hits += 1
-          return memo[3].run_uncommitted([x._buf for x in args])
+          return memo[3].run_uncommitted(buffers)
       if disabled or (self._inline_fast and core.trace_ctx.trace is not core.eval_trace):
         # Inlined under a trace: the function's equations join the enclosing jaxpr.
         return self._fun(*args, **kwargs)
@@ -597,10 +604,13 @@ class Jitted:
           # values: statics, or None), which the first check above serves without splitting
           # or flattening (a donating entry goes the long way, which deletes donations).
           simple = (not committed and len(leaves) == len(args) and not check_nans
-                    and entry.donate_mask is None and all(type(x) is Array for x in args)
+                    and entry.donate_mask is None
+                    and all(type(x) is Array or _memo_scalar(x) for x in args)
                     and all(type(v) in _PLAIN_TYPES for v in kwargs.values()))
+          scalars = tuple(None if type(x) is Array else (type(x), x, b)
+                          for x, b in zip(args, buffers)) if simple else ()
           cache.memo = (avals, device, flags_key, entry, root, committed, simple, statics,
-                        dict(kwargs) if kwargs else None)
+                        dict(kwargs) if kwargs else None, scalars)
       outs = (entry.executable.run(leaves) if entry.by_leaves
               else entry.executable.run(buffers, committed))
       if entry.donate_mask is not None:
@@ -942,6 +952,13 @@ _MISSING = object()
 
 # Keyword values the fastest path compares directly (by type and value, at C speed).
 _PLAIN_TYPES = frozenset({type(None), bool, int, float, str, type, np.dtype})
+
+
+def _memo_scalar(x) -> bool:
+  """Whether the fastest path may match Python scalar `x` by type and value: bools, ints and
+  floats other than zeros (0.0 == -0.0) and NaN (never equal to itself)."""
+  t = type(x)
+  return t is int or t is bool or (t is float and x == x and x != 0.0)
 
 
 def _same_plain_kwargs(kwargs: dict, memo: dict) -> bool:
