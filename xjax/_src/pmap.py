@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from xjax._src import api_util
+from xjax._src import backend as _backend  # `pmap` has an argument of that name
 from xjax._src import core
 from xjax._src import tree_util
 from xjax._src.lax import structural
@@ -89,19 +90,21 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     in_axes_flat = _in_axes_flat(in_axes, static_argnums, args, dyn_args, kwargs, in_tree)
     size = _mapped_axis_size(leaves, in_axes_flat)
     eager = core.current_trace() is core.eval_trace
-    processes = _process_count()
+    processes = _backend.process_count()
     if processes > 1 and eager:
       # Each process maps over its own devices: the arguments are its slices of the mapped
-      # axis, and the program spans every process's devices (grouped by process).
+      # axis, and the program spans every process's devices (grouped by process: a stable
+      # sort keeps each process's own order).
       global_size = axis_size if axis_size is not None else size * processes
-      mesh_devices = (devices or _devices_by_process(processes))[:global_size]
+      by_process = tuple(sorted(_backend.devices(), key=lambda d: d.process_index))
+      mesh_devices = (devices or by_process)[:global_size]
     else:
       if axis_size is not None and axis_size != size:
         raise ValueError(f"Specified axis_size {axis_size} doesn't match received axis_size "
                          f"{size}.")
       # Traced inside another transformation of a multi-process job: this process's devices.
-      mesh_devices = (devices or tuple(_local_devices() if processes > 1
-                                       else _all_devices()))[:size]
+      mesh_devices = (devices or tuple(_backend.local_devices() if processes > 1
+                                       else _backend.devices()))[:size]
     key = (in_tree, in_axes_flat, mesh_devices, statics, eager)
     jitted = cache.get(key)
     if jitted is None:
@@ -121,26 +124,6 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
   wrapped.__doc__ = getattr(fun, "__doc__", None)
   wrapped.__wrapped__ = fun
   return wrapped
-
-
-def _all_devices() -> list:
-  from xjax._src import backend
-  return backend.devices()
-
-
-def _local_devices() -> list:
-  from xjax._src import api
-  return api.local_devices()
-
-
-def _process_count() -> int:
-  from xjax._src import api
-  return api.process_count()
-
-
-def _devices_by_process(processes: int) -> tuple:
-  from xjax._src import api
-  return tuple(d for p in range(processes) for d in api.local_devices(p))
 
 
 def _run_across_processes(jitted, leaves, in_axes_flat, axis_name):
