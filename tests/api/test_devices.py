@@ -118,3 +118,13 @@ def test_a_broken_cuda_plugin_is_reported_with_its_path(tmp_path):
   proc = _run_with_platforms("", extra_path=tmp_path)
   assert proc.returncode == 0 and "CpuDevice(id=0)" in proc.stdout
   assert "falling back to cpu" in proc.stderr
+
+
+def test_pmap_and_a_one_device_mesh_in_a_one_device_process():
+  # XLA reports no parameter shardings for a one-partition program: values are whole.
+  out = xjax.pmap(lambda x: x * 2)(xjax.numpy.ones((1, 3)))
+  np.testing.assert_array_equal(out, np.full((1, 3), 2.0))
+  mesh = xjax.make_mesh((1,), ("x",))
+  s = xjax.sharding.NamedSharding(mesh, xjax.P("x"))
+  y = xjax.jit(lambda a: a + 1, out_shardings=s)(xjax.device_put(np.arange(4.0), s))
+  np.testing.assert_array_equal(y, np.arange(4.0) + 1)

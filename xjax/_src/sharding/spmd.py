@@ -149,6 +149,10 @@ class ShardedExecutable:
     self.in_avals = avals
     self.out_avals = list(closed.out_avals)
     params, outs = backend.parameter_and_output_shardings(xla_executable)
+    # A one-partition program (a mesh of one device): XLA reports no shardings; every value
+    # is whole there.
+    params = [None] * len(avals) if params is None else params
+    outs = [None] * len(self.out_avals) if outs is None else outs
     self.in_shardings = [_sharding_of(mesh, op, len(a.shape)) for op, a in zip(params, avals)]
     self.out_shardings = [_sharding_of(mesh, op, len(a.shape))
                           for op, a in zip(outs, self.out_avals)]
@@ -174,7 +178,7 @@ class ShardedExecutable:
 
 
 def _sharding_of(mesh: Mesh, op_sharding, ndim: int):
-  described = backend.describe_sharding(op_sharding)
+  described = ((), (0,), False) if op_sharding is None else backend.describe_sharding(op_sharding)
   if described is None:
     raise NotImplementedError(f"xjax cannot place values as XLA's sharding {op_sharding} says")
   dims, devices, replicate_last = described
