@@ -43,12 +43,18 @@ class Frame(NamedTuple):
     return f"{where} ({self.code.co_qualname})"
 
 
-class SourceInfo(NamedTuple):
-  """The user frames (innermost first, at most `MAX_FRAMES`) active when an equation was made."""
-  frames: tuple
+class SourceInfo(tuple):
+  """The user frames active when an equation was made, innermost first (at most
+  `MAX_FRAMES`), each stored as a plain ``(code, lasti)`` pair: capturing runs for
+  every equation, so it builds no `Frame` objects; `frames` makes them on demand."""
+  __slots__ = ()
+
+  @property
+  def frames(self) -> tuple:
+    return tuple(Frame(code, lasti) for code, lasti in self)
 
   def summarize(self) -> str:
-    return self.frames[0].summarize() if self.frames else "unknown"
+    return Frame(*self[0]).summarize() if self else "unknown"
 
 
 MAX_FRAMES = 5
@@ -62,18 +68,29 @@ def current() -> SourceInfo | None:
   """
   frame = sys._getframe(1)
   cache = _internal_cache
-  frames = []
-  while frame is not None and len(frames) < MAX_FRAMES:
+  while frame is not None:  # skip xjax's frames (hot: runs for every equation)
     filename = frame.f_code.co_filename
     internal = cache.get(filename)
     if internal is None:
       internal = cache[filename] = _is_internal(filename)
     if not internal:
-      frames.append(Frame(frame.f_code, frame.f_lasti))
-    elif frames:
       break
     frame = frame.f_back
-  return SourceInfo(tuple(frames)) if frames else None
+  else:
+    return None
+  frames = []
+  while True:
+    frames.append((frame.f_code, frame.f_lasti))
+    frame = frame.f_back
+    if frame is None or len(frames) == MAX_FRAMES:
+      break
+    filename = frame.f_code.co_filename
+    internal = cache.get(filename)
+    if internal is None:
+      internal = cache[filename] = _is_internal(filename)
+    if internal:
+      break
+  return SourceInfo(frames)
 
 
 def fun_sourceinfo(fun) -> str:

@@ -136,17 +136,26 @@ class DynamicJaxprTrace(core.Trace):
     if config.jax_eager_constant_folding and not any(isinstance(x, core.Tracer) for x in args):
       with core.set_current_trace(core.eval_trace):  # `ensure_compile_time_eval`
         return primitive.bind(*args, **params)
-    tracers = [self.to_jaxpr_tracer(x) for x in args]
+    # The hot path of tracing: plain loops, no comprehensions (each is a frame).
+    tag = self.tag
+    invars, avals = [], []
+    for x in args:
+      if type(x) is not DynamicJaxprTracer or x._trace.tag is not tag:
+        x = self.to_jaxpr_tracer(x)
+      invars.append(x.val)
+      avals.append(x._aval)
     rule = primitive.abstract_eval
     if rule is None:
       raise core.missing_rule("Abstract evaluation", primitive)
-    out = rule(*(t._aval for t in tracers), **params)
-    out_avals = out if primitive.multiple_results else [out]
-    outvars = [core.Var(a) for a in out_avals]
+    out = rule(*avals, **params)
     src = source_info.current()
-    self.eqns.append(core.JaxprEqn([t.val for t in tracers], outvars, primitive, params, src))
-    outs = [DynamicJaxprTracer(self, a, v, src) for a, v in zip(out_avals, outvars)]
-    return outs if primitive.multiple_results else outs[0]
+    if not primitive.multiple_results:
+      var = core.Var(out)
+      self.eqns.append(core.JaxprEqn(invars, [var], primitive, params, src))
+      return DynamicJaxprTracer(self, out, var, src)
+    outvars = [core.Var(a) for a in out]
+    self.eqns.append(core.JaxprEqn(invars, outvars, primitive, params, src))
+    return [DynamicJaxprTracer(self, a, v, src) for a, v in zip(out, outvars)]
 
   def find_progenitors(self, tracer):
     """The input positions and the constant-fed equations `tracer` depends on."""

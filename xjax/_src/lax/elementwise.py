@@ -818,7 +818,18 @@ def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
                                      sharding=None)
 
 
+# Python scalars these dtypes hold without overflow convert directly (no errstate needed).
+_DIRECT_SCALAR_CONVERSIONS = {
+    (float, np.dtype(np.float32)): 3.4e38, (float, np.dtype(np.float64)): float("inf"),
+    (int, np.dtype(np.float32)): 2**31, (int, np.dtype(np.float64)): 2**31,
+    (int, np.dtype(np.int32)): 2**31, (int, np.dtype(np.int64)): 2**31,
+}
+
+
 def _host_convert(x, new_dtype):
+  bound = _DIRECT_SCALAR_CONVERSIONS.get((type(x), new_dtype))
+  if bound is not None and -bound < x < bound:  # NaN and inf take the general path
+    return np.array(x, new_dtype)
   value = np.asarray(x)
   if value.dtype.kind == "c" and new_dtype.kind != "c":
     value = value.real

@@ -110,7 +110,20 @@ def naryop_abstract_eval(name: str, kinds, result_dtype=None):
 
   `result_dtype(dtype)` maps the operand dtype to the result's (default: same).
   """
+  # Output avals by input avals: the result depends on nothing else (tracing hits it for
+  # nearly every equation). Only plain ShapedArrays are cached; the cache is bounded.
+  cache = {}
+
   def abstract_eval(*avals, **params):
+    out = cache.get(avals)
+    if out is not None:
+      return out
+    out = _abstract_eval(*avals)
+    if len(cache) < 1024 and all(type(a) is core.ShapedArray for a in avals):
+      cache[avals] = out
+    return out
+
+  def _abstract_eval(*avals):
     if len(avals) != len(kinds):
       raise TypeError(f"{name} takes {len(kinds)} operands, got {len(avals)}")
     check_dtype_kind(name, avals, kinds)

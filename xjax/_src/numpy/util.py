@@ -142,8 +142,16 @@ def const_like(x, value):
 
 def _convert_all(args, to_dtype, weak: bool):
   to_dtype = dtypes.canonicalize_dtype(to_dtype)
-  return [lax.convert_element_type(_fold_literal(x, to_dtype, weak), to_dtype, weak_type=weak)
-          for x in args]
+  out = []
+  for x in args:
+    if type(x) is Array or isinstance(x, core.Tracer):
+      aval = x.aval
+      if aval.dtype == to_dtype and aval.weak_type == weak:
+        out.append(x)  # already of the promoted type (the common case)
+        continue
+    out.append(lax.convert_element_type(_fold_literal(x, to_dtype, weak), to_dtype,
+                                        weak_type=weak))
+  return out
 
 
 def _fold_literal(x, to_dtype, weak: bool):
@@ -259,8 +267,39 @@ def check_shapes_broadcast(fun_name: str, *args) -> None:
                     f"{', '.join(str(tuple(s)) for s in shapes)}.") from None
 
 
+_PY_SCALAR_TYPES = frozenset(dtypes.python_scalar_dtypes)
+
+
+def _promote_common(args, to_kind):
+  """The promoted args in the common case, or None for the full path.
+
+  The common case: every arg an Array, a tracer or a Python scalar, and the
+  arrays' shapes equal or rank 0. It needs no `__jax_array__` unwrapping, no
+  broadcast check and no rank promotion; the dtype promotion is the full
+  path's (`_convert_all` on the lattice's result), so the results are the same.
+  """
+  shape0 = ()
+  for x in args:
+    if type(x) in _PY_SCALAR_TYPES:
+      continue
+    if type(x) is not Array and not isinstance(x, core.Tracer):
+      return None
+    s = x.aval.shape
+    if s and s != shape0:
+      if shape0:
+        return None
+      shape0 = s
+  if to_kind is None and len(args) < 2:
+    return list(args)
+  to_dtype, weak = dtypes.lattice_result_type(*args)
+  return _convert_all(args, to_dtype if to_kind is None else to_kind(to_dtype), weak)
+
+
 def promote_args(fun_name: str, *args):
   """check_arraylike, then dtype and shape promotion (JAX's ``promote_args``)."""
+  out = _promote_common(args, None)
+  if out is not None:
+    return out
   args = _ensure_all(fun_name, args)
   check_shapes_broadcast(fun_name, *args)
   return promote_shapes(fun_name, *promote_dtypes(*args))
@@ -268,6 +307,9 @@ def promote_args(fun_name: str, *args):
 
 def promote_args_inexact(fun_name: str, *args):
   """Like `promote_args`, promoting to an inexact dtype."""
+  out = _promote_common(args, dtypes.to_inexact_dtype)
+  if out is not None:
+    return out
   args = _ensure_all(fun_name, args)
   check_shapes_broadcast(fun_name, *args)
   return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
@@ -275,6 +317,9 @@ def promote_args_inexact(fun_name: str, *args):
 
 def promote_args_numeric(fun_name: str, *args):
   """Like `promote_args`, promoting bools to integers."""
+  out = _promote_common(args, dtypes.to_numeric_dtype)
+  if out is not None:
+    return out
   args = _ensure_all(fun_name, args)
   check_shapes_broadcast(fun_name, *args)
   return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
