@@ -8,17 +8,27 @@ A call traces the function to a closed jaxpr and binds `custom_jvp_call`
   the user's fwd and emits `custom_lin`, a linear primitive whose transpose
   calls the user's bwd (custom_vjp). Forward-mode of a custom_vjp function
   is an error, as in JAX.
+
+With ``symbolic_zeros=True`` the rules see `SymbolicZero` objects where a
+tangent (or cotangent) is known to be zero, and a custom_vjp's fwd sees each
+primal as a `CustomVJPPrimal` (value, perturbed). `custom_gradient` and
+`closure_convert` are built on these.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 
 import numpy as np
 
+from typing import Any
+
 from xjax._src import core
+from xjax._src import dtypes
 from xjax._src import tree_util
-from xjax._src.api_util import flatten_fun_nokwargs, fun_name
+from xjax._src.api_util import (flatten_fun_nokwargs, fun_name, fun_signature,
+                                infer_argnums_and_argnames)
 from xjax._src.errors import UnexpectedTracerError
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
@@ -26,18 +36,132 @@ from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
 
 
-def _resolve_kwargs(fun, args, kwargs):
-  """Positional arguments for `fun` (custom derivative rules take positional args only)."""
+# ----------------------------------------------------------------------------
+# Symbolic zeros, as custom rules see them
+
+
+class SymbolicZero:
+  """A tangent or cotangent known to be zero, passed to rules defined with ``symbolic_zeros=True``.
+
+  Holds only its `aval`; attributes such as ``shape`` and ``dtype`` are the
+  aval's. It is not an array: a rule must test for it (``type(t) is
+  SymbolicZero``) before computing with it.
+
+  Mirrors `jax.custom_derivatives.SymbolicZero`.
+  """
+
+  def __init__(self, aval):
+    self.aval = aval
+
+  def __repr__(self):
+    return type(self).__name__
+
+  def __getattr__(self, name):
+    if name == "aval":  # not yet set (during unpickling, copying)
+      raise AttributeError(name)
+    return getattr(self.aval, name)
+
+  @staticmethod
+  def from_primal_value(val) -> SymbolicZero:
+    return SymbolicZero(core.get_aval(val).to_tangent_aval())
+
+
+def zero_from_primal(val, symbolic_zeros: bool = False):
+  """A zero tangent for each leaf of the pytree `val`: a `SymbolicZero`, or a concrete zero.
+
+  Integer and boolean leaves get float0 zeros (tangent dtype).
+
+  Mirrors `jax.custom_derivatives.zero_from_primal`.
+  """
+  def zero(x):
+    aval = core.get_aval(x).to_tangent_aval()
+    if symbolic_zeros:
+      return SymbolicZero(aval)
+    if aval.dtype == dtypes.float0:
+      return np.zeros(aval.shape, dtypes.float0)
+    return _zeros_array(aval)
+  return tree_util.tree_map(zero, val)
+
+
+def _zeros_array(aval):
+  """A zero Array of `aval`, weak type kept (lax is imported lazily: it sits above this module)."""
+  from xjax._src.lax import elementwise, structural
+  return elementwise.convert_element_type(structural.full(aval.shape, 0, aval.dtype), aval.dtype,
+                                          weak_type=aval.weak_type)
+
+
+@dataclasses.dataclass(slots=True)
+class CustomVJPPrimal:
+  """A primal argument leaf of a custom_vjp fwd rule defined with ``symbolic_zeros=True``.
+
+  `value` is the argument; `perturbed` is False when it is not differentiated
+  (its tangent is a symbolic zero).
+
+  Mirrors `jax.custom_derivatives.CustomVJPPrimal`.
+  """
+  value: Any
+  perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree):
+  """`tree` with each `CustomVJPPrimal` leaf replaced by its value.
+
+  Raises:
+    TypeError: a leaf is not a `CustomVJPPrimal`.
+
+  Mirrors `jax.custom_derivatives.custom_vjp_primal_tree_values`.
+  """
+  def value(leaf):
+    if type(leaf) is not CustomVJPPrimal:
+      raise TypeError(f"unexpected leaf type {type(leaf)}")
+    return leaf.value
+  return tree_util.tree_map(value, tree)
+
+
+def _to_symbolic(t):
+  """An internal `ad.Zero` as rules see it (a `SymbolicZero`)."""
+  return SymbolicZero(t.aval) if type(t) is ad.Zero else t
+
+
+def _from_symbolic(t):
+  return ad.Zero(t.aval) if type(t) is SymbolicZero else t
+
+
+# ----------------------------------------------------------------------------
+# Shared helpers
+
+
+def _resolve_kwargs(custom, args, kwargs):
+  """Positional arguments for `custom.fun` (custom derivative rules take positional args only).
+
+  Raises JAX's TypeError when the arguments do not bind, or a keyword
+  argument has no position.
+  """
   if not kwargs:
     return tuple(args)
+  fun = custom.fun
   try:
+    if isinstance(fun, functools.partial):  # an opaque signature, as in JAX
+      fun = lambda *args, **kwargs: None
     bound = inspect.signature(fun).bind(*args, **kwargs)
+    bound.apply_defaults()
+    passed = [k for k in bound.kwargs if k in kwargs]
+    if passed:
+      raise TypeError("The following keyword arguments could not be resolved to positions: "
+                      f"{', '.join(passed)}")
   except TypeError as e:
-    raise TypeError(f"The function {fun_name(fun)} could not be called with its arguments: {e}") from None
-  bound.apply_defaults()
-  if bound.kwargs:
-    raise TypeError("keyword arguments could not be resolved to positions")
+    raise TypeError(f"The input arguments to the {type(custom).__name__}-decorated function "
+                    f"{fun_name(custom.fun)} could not be resolved to positional-only arguments. "
+                    f"Binding failed with the error:\n{e}") from e
   return bound.args
+
+
+def _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames) -> tuple[int, ...]:
+  """The sorted positions of the nondiff arguments, named by position or by name."""
+  nums = set(nondiff_argnums)
+  if nondiff_argnames:
+    nums.update(infer_argnums_and_argnames(fun_signature(fun), None, nondiff_argnames)[0])
+  return tuple(sorted(nums))
 
 
 def _split_nondiff(args, nondiff_argnums, kind: str):
@@ -79,7 +203,7 @@ def _trace_call(custom, args, kwargs):
   and traces the primal function of the latter. Returns ``(nondiff, diff,
   leaves, in_tree, jaxpr, consts, out_tree)``.
   """
-  args = _resolve_kwargs(custom.fun, args, kwargs)
+  args = _resolve_kwargs(custom, args, kwargs)
   nums = custom.nondiff_argnums
   nondiff, diff = _split_nondiff(args, nums, type(custom).__name__)
 
@@ -97,7 +221,7 @@ def _call_eagerly(custom, args, kwargs):
   No rule can apply, so the primal function runs op by op as JAX runs it
   (tracing and compiling it on every call would cost a compile per call).
   """
-  return custom.fun(*_resolve_kwargs(custom.fun, args, kwargs))
+  return custom.fun(*_resolve_kwargs(custom, args, kwargs))
 
 
 def _eval_call(*args, call_jaxpr, **_):
@@ -113,38 +237,7 @@ def _call_lowering(ctx, *args, call_jaxpr, **_):
 
 
 # ----------------------------------------------------------------------------
-# custom_jvp
-
-
-custom_jvp_call_p = core.Primitive("custom_jvp_call", multiple_results=True)
-custom_jvp_call_p.def_impl(_eval_call)
-custom_jvp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **_: call_jaxpr.out_avals)
-custom_jvp_call_p.def_lowering(_call_lowering)
-
-
-@custom_jvp_call_p.def_jvp
-def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp_jaxpr_fun, num_consts,
-                         symbolic_zeros):
-  if any(type(t) is not ad.Zero for t in tangents[:num_consts]):
-    raise TypeError(
-        "Detected differentiation of a custom_jvp function with respect to a closed-over "
-        "value. That isn't supported because the custom JVP rule only specifies how to "
-        "differentiate the custom_jvp function with respect to explicit input parameters. "
-        "Try passing the closed-over value into the custom_jvp function as an argument, and "
-        "adapting the custom_jvp rule.")
-  args = primals[num_consts:]
-  arg_tangents = [ad.instantiate_zeros(t) for t in tangents[num_consts:]]
-  outs = jvp_jaxpr_fun(*args, *arg_tangents)
-  n = len(call_jaxpr.out_avals)
-  return outs[:n], outs[n:]
-
-
-@custom_jvp_call_p.def_partial_eval
-def _custom_jvp_call_partial_eval(trace, args, unknowns, *, call_jaxpr, **_):
-  # As in JAX: partial evaluation only builds linear functions, which no longer need the
-  # custom rule; the function is inlined, so its known part stays known.
-  with core.set_current_trace(trace):
-    return core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+# Batching: the rules run batched, their outputs placed where the primal's are
 
 
 def _copy_names(src, dst) -> None:
@@ -152,6 +245,52 @@ def _copy_names(src, dst) -> None:
   for attr in ("fun_name", "rule_name"):
     if hasattr(src, attr):
       setattr(dst, attr, getattr(src, attr))
+
+
+def _batch_call(axis_data, args, dims, call_jaxpr):
+  """The batched call: operands with batch axes first.
+
+  Returns the operands, the batched jaxpr, and each output's batch dim (0, or
+  None where it depends on no batched operand, as in JAX).
+  """
+  args = [a if d is None else batching.moveaxis(a, d, 0) for a, d in zip(args, dims)]
+  batched, out_batched = batching.batch_jaxpr(call_jaxpr, axis_data,
+                                              [d is not None for d in dims], False)
+  return args, batched, [0 if b else None for b in out_batched]
+
+
+def _unbatched_aval(aval, dim):
+  return aval if dim is None else aval.update(shape=aval.shape[:dim] + aval.shape[dim + 1:])
+
+
+def _batch_rule(rule, axis_data, args, in_dims, out_dests, sum_unmapped: bool = False):
+  """Runs the flat `rule` batched, ``args[i]`` mapped along ``in_dims[i]`` (or None).
+
+  A symbolic Zero argument stays symbolic (with its per-example aval); Zero
+  outputs are instantiated. Outputs go to `out_dests` (a list, or a function
+  of their number); with `sum_unmapped`, an output batched where its
+  destination is None is summed over the batch (the cotangent of a value the
+  whole batch shares).
+  """
+  nonzero = [type(a) is not ad.Zero for a in args]
+  inner = [None if nz else ad.Zero(_unbatched_aval(a.aval, d))
+           for a, d, nz in zip(args, in_dims, nonzero)]
+
+  def flat(*nonzero_args):
+    it = iter(nonzero_args)
+    return [ad.instantiate_zeros(o)
+            for o in rule(*[next(it) if nz else z for nz, z in zip(nonzero, inner)])]
+
+  vals, dims = batching._run_batched(flat, axis_data,
+                                     [a for a, nz in zip(args, nonzero) if nz],
+                                     [d for d, nz in zip(in_dims, nonzero) if nz])
+  dests = out_dests(len(vals)) if callable(out_dests) else out_dests
+  outs = []
+  for v, src, dst in zip(vals, dims, dests, strict=True):
+    if sum_unmapped and dst is None and src is not None:
+      v, src = batching.sum_batch(batching.moveaxis(v, src, 0)), None
+    outs.append(batching.matchaxis(axis_data, src, dst, v))
+  return outs
 
 
 def _pp_custom_call(rule_params):
@@ -173,32 +312,78 @@ def _pp_custom_call(rule_params):
   return pp_eqn
 
 
+# ----------------------------------------------------------------------------
+# custom_jvp
+
+
+custom_jvp_call_p = core.Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p.def_impl(_eval_call)
+custom_jvp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **_: call_jaxpr.out_avals)
+custom_jvp_call_p.def_lowering(_call_lowering)
 custom_jvp_call_p.pp_eqn = _pp_custom_call({"jvp_jaxpr_fun": "jvp"})
 
 
-def _batch_call(axis_data, args, dims, call_jaxpr):
-  """The batched call: operands with batch axes first, every output batched (first)."""
-  args = [a if d is None else batching.moveaxis(a, d, 0) for a, d in zip(args, dims)]
-  batched, _ = batching.batch_jaxpr(call_jaxpr, axis_data, [d is not None for d in dims], True)
-  return args, batched
+@custom_jvp_call_p.def_jvp
+def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp_jaxpr_fun, num_consts,
+                         symbolic_zeros):
+  if any(type(t) is not ad.Zero for t in tangents[:num_consts]):
+    raise TypeError(
+        "Detected differentiation of a custom_jvp function with respect to a closed-over "
+        "value. That isn't supported because the custom JVP rule only specifies how to "
+        "differentiate the custom_jvp function with respect to explicit input parameters. "
+        "Try passing the closed-over value into the custom_jvp function as an argument, and "
+        "adapting the custom_jvp rule.")
+  args = primals[num_consts:]
+  arg_tangents = tangents[num_consts:]
+  if not symbolic_zeros:
+    arg_tangents = [ad.instantiate_zeros(t) for t in arg_tangents]
+  outs = jvp_jaxpr_fun(*args, *arg_tangents)
+  n = len(call_jaxpr.out_avals)
+  return outs[:n], outs[n:]
+
+
+@custom_jvp_call_p.def_partial_eval
+def _custom_jvp_call_partial_eval(trace, args, unknowns, *, call_jaxpr, **_):
+  # As in JAX: partial evaluation only builds linear functions, which no longer need the
+  # custom rule; the function is inlined, so its known part stays known.
+  with core.set_current_trace(trace):
+    return core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
 
 
 @custom_jvp_call_p.def_batch
 def _custom_jvp_call_batch(axis_data, args, dims, *, call_jaxpr, jvp_jaxpr_fun, num_consts,
                            symbolic_zeros):
-  args, batched_call = _batch_call(axis_data, args, dims, call_jaxpr)
+  args, batched_call, out_dims = _batch_call(axis_data, args, dims, call_jaxpr)
   arg_dims = [None if d is None else 0 for d in dims[num_consts:]]
-  n_out = len(call_jaxpr.out_avals)
 
   def batched_jvp(*primals_and_tangents):
     # A tangent has its primal's shape, so it is batched where its primal is.
-    return batching.batch_flat(jvp_jaxpr_fun, axis_data, primals_and_tangents,
-                               arg_dims * 2, [0] * (2 * n_out))
+    return _batch_rule(jvp_jaxpr_fun, axis_data, primals_and_tangents, arg_dims * 2,
+                       out_dims * 2)
 
   _copy_names(jvp_jaxpr_fun, batched_jvp)
   outs = custom_jvp_call_p.bind(*args, call_jaxpr=batched_call, jvp_jaxpr_fun=batched_jvp,
                                 num_consts=num_consts, symbolic_zeros=symbolic_zeros)
-  return outs, [0] * n_out
+  return outs, out_dims
+
+
+def _check_jvp_rule_output(p_leaves, t_leaves):
+  """JAX's TypeError when a custom JVP rule's tangents do not have its primals' tangent types."""
+  primal_avals = [core.get_aval(p).strip_weak_type() for p in p_leaves]
+  expected = [a.to_tangent_aval() for a in primal_avals]
+  got = [(t.aval if type(t) is SymbolicZero else core.get_aval(t)).strip_weak_type()
+         for t in t_leaves]
+  if all(e.shape == g.shape and e.dtype == g.dtype for e, g in zip(expected, got)):
+    return
+  if len(expected) == 1:
+    raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding "
+                    f"shapes and dtypes. Expected {expected[0].str_short()} (tangent type of "
+                    f"{primal_avals[0].str_short()}) but got {got[0].str_short()}.")
+  disagreements = "\n".join(
+      f"  primal {p.str_short()} with tangent {g.str_short()}, expecting tangent {e}"
+      for p, e, g in zip(primal_avals, expected, got) if e != g)
+  raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding "
+                  f"shapes and dtypes, but got:\n{disagreements}")
 
 
 class custom_jvp:
@@ -212,18 +397,29 @@ class custom_jvp:
   Mirrors `jax.custom_jvp`.
   """
 
-  def __init__(self, fun, nondiff_argnums=()):
+  def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
     functools.update_wrapper(self, fun)
     self.fun = fun
-    self.nondiff_argnums = tuple(nondiff_argnums)
+    self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
     self.jvp = None
     self.symbolic_zeros = False
 
   def __get__(self, obj, objtype=None):
     return self if obj is None else functools.partial(self, obj)
 
+  def __getattr__(self, name):
+    # As JAX: a wrapped custom function's ``def*`` methods pass through
+    # (``custom_vmap``'s ``def_vmap`` on a custom_vjp of a custom_vmap function).
+    if name.startswith("def"):
+      return getattr(self.fun, name)
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
   def defjvp(self, jvp, symbolic_zeros: bool = False):
-    """Registers `jvp(primals, tangents) -> (primal_out, tangent_out)` (or with nondiff args first)."""
+    """Registers `jvp(primals, tangents) -> (primal_out, tangent_out)` (or with nondiff args first).
+
+    With `symbolic_zeros`, a tangent that is known to be zero reaches the rule
+    as a `SymbolicZero`, and the rule may return one. Returns `jvp`.
+    """
     self.jvp = jvp
     self.symbolic_zeros = symbolic_zeros
     return jvp
@@ -259,7 +455,7 @@ class custom_jvp:
     def jvp_flat(*primals_and_tangents):
       n = len(leaves)
       primals = tree_util.tree_unflatten(in_tree, primals_and_tangents[:n])
-      tangents = tree_util.tree_unflatten(in_tree, primals_and_tangents[n:])
+      tangents = tree_util.tree_unflatten(in_tree, map(_to_symbolic, primals_and_tangents[n:]))
       out = user_jvp(*nondiff, primals, tangents)
       if not (isinstance(out, (list, tuple)) and len(out) == 2):
         raise TypeError("Custom JVP rule must produce a pair (list or tuple of length two) "
@@ -275,15 +471,8 @@ class custom_jvp:
         raise TypeError("Custom JVP rule must produce primal outputs with the same container "
                         f"(pytree) structure as the primal function, but got {p_tree} and "
                         f"{out_tree} respectively.")
-      for p, t in zip(p_leaves, t_leaves):
-        expected = core.get_aval(p).to_tangent_aval()
-        got = core.get_aval(t)
-        if got.shape != expected.shape or got.dtype != expected.dtype:
-          raise TypeError("Custom JVP rule must produce primal and tangent outputs with "
-                          "corresponding shapes and dtypes. Expected tangent "
-                          f"{expected.str_short()} for primal {core.get_aval(p).str_short()}, "
-                          f"but got {got.str_short()}.")
-      return [*p_leaves, *t_leaves]
+      _check_jvp_rule_output(p_leaves, t_leaves)
+      return [*p_leaves, *map(_from_symbolic, t_leaves)]
 
     jvp_flat.fun_name, jvp_flat.rule_name = name, fun_name(user_jvp)
     outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, jvp_jaxpr_fun=jvp_flat,
@@ -299,6 +488,7 @@ custom_vjp_call_p = core.Primitive("custom_vjp_call", multiple_results=True)
 custom_vjp_call_p.def_impl(_eval_call)
 custom_vjp_call_p.def_abstract_eval(lambda *avals, call_jaxpr, **_: call_jaxpr.out_avals)
 custom_vjp_call_p.def_lowering(_call_lowering)
+custom_vjp_call_p.pp_eqn = _pp_custom_call({"fwd": "fwd", "bwd": "bwd"})
 
 
 @custom_vjp_call_p.def_jvp
@@ -309,7 +499,8 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
         "value. That isn't supported because the custom VJP rule only specifies how to "
         "differentiate the custom_vjp function with respect to explicit input parameters.")
   args = primals[num_consts:]
-  res_and_outs, num_res = fwd(*args)
+  perturbed = tuple(type(t) is not ad.Zero for t in tangents[num_consts:])
+  res_and_outs, num_res = fwd(perturbed, *args)
   res, outs = res_and_outs[:num_res], res_and_outs[num_res:]
   out_avals = tuple(core.get_aval(o).to_tangent_aval() for o in outs)
   arg_tangents = [ad.instantiate_zeros(t) for t in tangents[num_consts:]]
@@ -322,6 +513,38 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
 def _custom_vjp_call_partial_eval(trace, args, unknowns, **params):
   # As in JAX: the whole call is staged (every output unknown), the custom rules kept.
   return trace.stage(custom_vjp_call_p, args, params)
+
+
+@custom_vjp_call_p.def_batch
+def _custom_vjp_call_batch(axis_data, args, dims, *, call_jaxpr, fwd, bwd, num_consts,
+                           symbolic_zeros):
+  args, batched_call, out_dims = _batch_call(axis_data, args, dims, call_jaxpr)
+  arg_dims = [None if d is None else 0 for d in dims[num_consts:]]
+  n_out = len(call_jaxpr.out_avals)
+  num_res = []
+
+  def batched_fwd(perturbed, *primals):
+    def flat_fwd(*xs):
+      res_and_outs, n = fwd(perturbed, *xs)
+      num_res.append(n)
+      return res_and_outs
+    # Residuals batched (first); primal outputs where the primal function has them.
+    outs = _batch_rule(flat_fwd, axis_data, primals, arg_dims,
+                       lambda n: [0] * (n - n_out) + out_dims)
+    return outs, num_res[-1]
+
+  def batched_bwd(*res_and_cts):
+    n_res = len(res_and_cts) - n_out
+    # An argument shared by the batch gets the sum of the members' cotangents.
+    return _batch_rule(bwd, axis_data, res_and_cts, [0] * n_res + out_dims, arg_dims,
+                       sum_unmapped=True)
+
+  _copy_names(fwd, batched_fwd)
+  _copy_names(bwd, batched_bwd)
+  outs = custom_vjp_call_p.bind(*args, call_jaxpr=batched_call, fwd=batched_fwd,
+                                bwd=batched_bwd, num_consts=num_consts,
+                                symbolic_zeros=symbolic_zeros)
+  return outs, out_dims
 
 
 _NO_FORWARD_MODE = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
@@ -342,7 +565,8 @@ def _custom_lin_batch(axis_data, args, dims, **params):
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, symbolic_zeros):
   res = args[:num_res]
-  cts = [ad.instantiate_zeros(c) for c in cts]
+  if not symbolic_zeros:
+    cts = [ad.instantiate_zeros(c) for c in cts]
   cts_in = bwd(*res, *cts)
   return [None] * num_res + list(cts_in)
 
@@ -355,39 +579,70 @@ custom_lin_p.def_transpose(_custom_lin_transpose)
 custom_lin_p.def_batch(_custom_lin_batch)
 
 
-@custom_vjp_call_p.def_batch
-def _custom_vjp_call_batch(axis_data, args, dims, *, call_jaxpr, fwd, bwd, num_consts,
-                           symbolic_zeros):
-  args, batched_call = _batch_call(axis_data, args, dims, call_jaxpr)
-  arg_dims = [None if d is None else 0 for d in dims[num_consts:]]
-  n_out = len(call_jaxpr.out_avals)
-  num_res = []
-
-  def batched_fwd(*primals):
-    def flat_fwd(*xs):
-      res_and_outs, n = fwd(*xs)
-      num_res.append(n)
-      return res_and_outs
-    outs = batching.batch_flat(flat_fwd, axis_data, primals, arg_dims, lambda n: [0] * n)
-    return outs, num_res[-1]
-
-  def batched_bwd(*res_and_cts):
-    def flat_bwd(*xs):
-      return [ad.instantiate_zeros(c) for c in bwd(*xs)]
-    cts = batching.batch_flat(flat_bwd, axis_data, res_and_cts, [0] * len(res_and_cts),
-                              [0] * len(arg_dims))
-    # An argument shared by the batch gets the sum of the members' cotangents.
-    return [ct if d == 0 else batching.sum_batch(ct) for ct, d in zip(cts, arg_dims)]
-
-  _copy_names(fwd, batched_fwd)
-  _copy_names(bwd, batched_bwd)
-  outs = custom_vjp_call_p.bind(*args, call_jaxpr=batched_call, fwd=batched_fwd,
-                                bwd=batched_bwd, num_consts=num_consts,
-                                symbolic_zeros=symbolic_zeros)
-  return outs, [0] * n_out
+def _mismatch_extra(a, b) -> str:
+  """JAX's tail of a type-mismatch message: ", so the dtypes do not match" etc."""
+  mismatches = [what for what, differ in (("the dtypes do not match", a.dtype != b.dtype),
+                                          ("the shapes do not match", a.shape != b.shape))
+                if differ]
+  if not mismatches:
+    return ""
+  return ", so " + (mismatches[0] if len(mismatches) == 1
+                    else ", ".join(mismatches[:-1]) + ", and " + mismatches[-1])
 
 
-custom_vjp_call_p.pp_eqn = _pp_custom_call({"fwd": "fwd", "bwd": "bwd"})
+def _bwd_output_leaves(cts_in, diff, in_tree, primal_avals):
+  """The flat input cotangents from a bwd rule's output: Zero for None and SymbolicZero.
+
+  `cts_in` must be a tuple (a list is accepted) with one entry per
+  differentiated argument, each of the argument's structure or None.
+  """
+  if isinstance(cts_in, list) and len(cts_in) == len(diff):
+    cts_in = tuple(cts_in)
+  zero = object()  # marks the leaves of a None subtree
+  dummy = tree_util.tree_unflatten(in_tree, [object()] * in_tree.num_leaves)
+  flat = []
+
+  def collect(ct, d):
+    flat.extend([zero if ct is None else ct] * len(tree_util.tree_leaves(d)))
+
+  try:
+    if not isinstance(cts_in, tuple):
+      raise ValueError
+    tree_util.tree_map(collect, cts_in, dummy, is_leaf=lambda x: x is None)
+  except ValueError:
+    raise TypeError(
+        "Custom VJP bwd rule must produce an output with the same container (pytree) "
+        "structure as the args tuple of the primal function, and in particular must "
+        "produce a tuple of length equal to the number of arguments to the primal "
+        f"function, but got bwd output structure {tree_util.tree_structure(cts_in)} for "
+        f"primal input structure {in_tree}.") from None
+  paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+  results = []
+  for path, a, ct in zip(paths, primal_avals, flat, strict=True):
+    t_aval = a.to_tangent_aval()
+    if ct is zero or t_aval.dtype == dtypes.float0:
+      results.append(ad.Zero(t_aval))
+    elif type(ct) is SymbolicZero:
+      if ct.aval.shape != t_aval.shape or ct.aval.dtype != t_aval.dtype:
+        raise ValueError(
+            "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does not "
+            "match the corresponding input tangent shape/dtype: at output"
+            f"{path} the SymbolicZero had shape/dtype {ct.aval.str_short()} while the "
+            f"corresponding input had shape/dtype {a.str_short()}. Consider just returning "
+            "a None here instead of a SymbolicZero object.")
+      results.append(ad.Zero(ct.aval))
+    else:
+      got = core.get_aval(ct)
+      # As JAX: a dtype other than the input's is let through for inexact inputs.
+      if got.shape != t_aval.shape or (got.dtype != t_aval.dtype
+                                       and not dtypes.issubdtype(a.dtype, np.inexact)):
+        raise ValueError(
+            "Custom VJP bwd rule must produce an output with the same type as the args "
+            f"tuple of the primal function, but at output{path} the bwd rule produced an "
+            f"output of type {got.str_short()} corresponding to an input of type "
+            f"{a.str_short()}{_mismatch_extra(a, got)}")
+      results.append(ct)
+  return results
 
 
 class custom_vjp:
@@ -400,36 +655,59 @@ class custom_vjp:
   Mirrors `jax.custom_vjp`.
   """
 
-  def __init__(self, fun, nondiff_argnums=()):
+  def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
     functools.update_wrapper(self, fun)
     self.fun = fun
-    self.nondiff_argnums = tuple(nondiff_argnums)
+    self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
     self.fwd = None
     self.bwd = None
     self.symbolic_zeros = False
+    self.optimize_remat = False
 
   def __get__(self, obj, objtype=None):
     return self if obj is None else functools.partial(self, obj)
 
+  def __getattr__(self, name):
+    # As JAX: a wrapped custom function's ``def*`` methods pass through
+    # (``custom_vmap``'s ``def_vmap`` on a custom_vjp of a custom_vmap function).
+    if name.startswith("def"):
+      return getattr(self.fun, name)
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
   def defvjp(self, fwd, bwd, symbolic_zeros: bool = False, optimize_remat: bool = False):
-    """Registers the forward (primal output and residuals) and backward rules."""
+    """Registers the forward (primal output and residuals) and backward rules.
+
+    With `symbolic_zeros`, fwd receives each primal leaf as a `CustomVJPPrimal`
+    (value, perturbed), and bwd receives a `SymbolicZero` for each output
+    cotangent known to be zero; bwd may return None or a `SymbolicZero` for a
+    zero input cotangent. `optimize_remat` is accepted (it changes only how
+    JAX stages the call under remat; values and gradients are the same).
+
+    Raises:
+      NotImplementedError: both `symbolic_zeros` and `optimize_remat`, as in JAX.
+    """
     self.fwd = fwd
     self.bwd = bwd
     self.symbolic_zeros = symbolic_zeros
+    self.optimize_remat = optimize_remat
+    if symbolic_zeros and optimize_remat:
+      raise NotImplementedError("remat optimization for custom_vjp does not support symbolic zeros")
 
   def __call__(self, *args, **kwargs):
     name = fun_name(self.fun)
-    if self.fwd is None:
+    if self.fwd is None or self.bwd is None:
       raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
     if core.trace_ctx.trace is core.eval_trace:
       return _call_eagerly(self, args, kwargs)
     nondiff, diff, leaves, in_tree, jaxpr, consts, out_tree = _trace_call(self, args, kwargs)
     nums = self.nondiff_argnums
-    in_avals = [core.get_aval(x).to_tangent_aval() for x in leaves]
-    user_fwd, user_bwd = self.fwd, self.bwd
+    primal_avals = [core.get_aval(x) for x in leaves]
+    user_fwd, user_bwd, symbolic_zeros = self.fwd, self.bwd, self.symbolic_zeros
     res_trees = []
 
-    def fwd_flat(*primals):
+    def fwd_flat(perturbed, *primals):
+      if symbolic_zeros:
+        primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
       out = user_fwd(*_merge(nums, nondiff, tree_util.tree_unflatten(in_tree, primals)))
       if not (isinstance(out, (list, tuple)) and len(out) == 2):
         raise TypeError("Custom VJP fwd rule must produce a pair (list or tuple of length two) "
@@ -450,48 +728,121 @@ class custom_vjp:
       r_tree = res_trees[-1]
       n_res = r_tree.num_leaves
       res = tree_util.tree_unflatten(r_tree, res_and_cts[:n_res])
-      cts = tree_util.tree_unflatten(out_tree, res_and_cts[n_res:])
+      cts = tree_util.tree_unflatten(out_tree, map(_to_symbolic, res_and_cts[n_res:]))
       cts_in = user_bwd(*nondiff, res, cts)
-      if not isinstance(cts_in, (tuple, list)) or len(cts_in) != len(diff):
-        raise TypeError(
-            "Custom VJP bwd rule must produce an output with the same container (pytree) "
-            "structure as the args tuple of the primal function, and in particular must "
-            "produce a tuple of length equal to the number of arguments to the primal "
-            f"function, but got bwd output structure {tree_util.tree_structure(cts_in)} for "
-            f"primal input structure {in_tree}.")
-      flat = []
-      for arg, ct in zip(diff, cts_in):
-        arg_leaves = tree_util.tree_leaves(arg)
-        if ct is None:
-          flat.extend(ad.Zero(core.get_aval(x).to_tangent_aval()) for x in arg_leaves)
-        else:
-          flat.extend(tree_util.tree_leaves(ct))
-      return [ad.Zero(a) if c is None else c for c, a in zip(flat, in_avals)]
+      return _bwd_output_leaves(cts_in, diff, in_tree, primal_avals)
 
     fwd_flat.fun_name, fwd_flat.rule_name = name, fun_name(user_fwd)
     bwd_flat.rule_name = fun_name(user_bwd)
     outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, fwd=fwd_flat, bwd=bwd_flat,
-                                  num_consts=len(consts), symbolic_zeros=self.symbolic_zeros)
+                                  num_consts=len(consts), symbolic_zeros=symbolic_zeros)
     return tree_util.tree_unflatten(out_tree, outs)
 
 
-def closure_convert(fun, *example_args):
-  """``(converted, consts)``: `fun` with the values it closes over made explicit arguments.
+# ----------------------------------------------------------------------------
+# custom_gradient
 
-  ``converted(*args, *consts)`` computes ``fun(*args)``; useful inside custom
-  derivative rules that must differentiate with respect to closed-over values.
+
+class _Residuals:
+  """custom_gradient's residuals: the traced gradient function, its constants the leaves."""
+
+  def __init__(self, jaxpr, in_tree, out_tree, consts):
+    self.jaxpr, self.in_tree, self.out_tree, self.consts = jaxpr, in_tree, out_tree, consts
+
+
+tree_util.register_pytree_node(
+    _Residuals, lambda r: (r.consts, (r.jaxpr, r.in_tree, r.out_tree)),
+    lambda aux, consts: _Residuals(*aux, list(consts)))
+
+
+def custom_gradient(fun):
+  """A function with a custom gradient, given as TensorFlow's ``tf.custom_gradient`` does.
+
+  `fun(*args)` returns ``(out, vjp_fn)``: the value, and a function from an
+  output cotangent to the tuple of argument cotangents (a single cotangent is
+  accepted for a one-leaf argument list). `vjp_fn` may close over values of
+  the forward computation; it is traced once per call, so it may not branch
+  in Python on them. Built on `custom_vjp`, so forward mode raises.
+
+  Returns:
+    A function of `fun`'s arguments returning ``out``.
+
+  Mirrors `jax.custom_gradient`.
+  """
+  @custom_vjp
+  def wrapped_fun(*args, **kwargs):
+    ans, _ = fun(*args, **kwargs)
+    return ans
+
+  def fwd(*args, **kwargs):
+    ans, rule = fun(*args, **kwargs)
+    ans_leaves, out_tree = tree_util.tree_flatten((ans,))
+    flat_rule, in_tree = flatten_fun_nokwargs(rule, out_tree)
+    closed = pe.trace_to_jaxpr(flat_rule,
+                               [core.get_aval(x).to_tangent_aval() for x in ans_leaves])
+    return ans, _Residuals(closed.jaxpr, in_tree.val, out_tree, list(closed.consts))
+
+  def bwd(res, cts):
+    cts_leaves, out_tree = tree_util.tree_flatten((cts,))
+    if out_tree != res.out_tree:
+      raise TypeError(f"{res.out_tree}\n!=\n{out_tree}")
+    cts_out = tree_util.tree_unflatten(res.in_tree,
+                                       core.eval_jaxpr(res.jaxpr, res.consts, *cts_leaves))
+    return (cts_out,) if tree_util.treedef_is_leaf(res.in_tree) else cts_out
+
+  wrapped_fun.defvjp(fwd, bwd)
+  return wrapped_fun
+
+
+# ----------------------------------------------------------------------------
+# closure_convert
+
+
+def _maybe_perturbed(x) -> bool:
+  """False when `x` surely carries no derivative (JAX's heuristic, issue 6415)."""
+  if not isinstance(x, core.Tracer):
+    return False
+  if isinstance(x, ad.JVPTracer):
+    return type(x.tangent) is not ad.Zero or _maybe_perturbed(x.primal)
+  if isinstance(x, pe.DynamicJaxprTracer):  # staged: differentiable unless float0 or a token
+    return getattr(x.aval.to_tangent_aval(), "dtype", dtypes.float0) != dtypes.float0
+  if isinstance(x, batching.BatchTracer):
+    return _maybe_perturbed(x.val)
+  return True
+
+
+def closure_convert(fun, *example_args):
+  """``(converted, consts)``: `fun` with the values it closes over that may carry derivatives
+  made explicit arguments.
+
+  `fun` is traced on the types of `example_args` (pytrees of arrays);
+  ``converted(*args, *consts)`` computes ``fun(*args)``. Only closed-over
+  tracers that may be differentiated are hoisted into `consts`; constants
+  and values with no derivative stay closed over.
+
+  Raises:
+    TypeError: `converted` called with arguments of another pytree structure.
 
   Mirrors `jax.closure_convert`.
   """
   leaves, in_tree = tree_util.tree_flatten(example_args)
-  jaxpr, consts, out_tree = _trace_fun(fun, in_tree, [core.get_aval(x) for x in leaves])
-  n_consts = len(consts)
+  flat_fun, out_tree = flatten_fun_nokwargs(fun, in_tree)
+  closed = pe.trace_to_jaxpr(flat_fun, [core.get_aval(x) for x in leaves])
+  hoist = [_maybe_perturbed(c) for c in closed.consts]
+  kept = [c for c, h in zip(closed.consts, hoist) if not h]
+  hoisted = [c for c, h in zip(closed.consts, hoist) if h]
+  out_tree = out_tree.val
 
   def converted(*args_and_consts):
-    args, hoisted = args_and_consts[:len(example_args)], args_and_consts[len(example_args):]
-    flat = tree_util.tree_leaves(args)
-    outs = core.eval_jaxpr(jaxpr.jaxpr, (), *hoisted, *flat)
-    return tree_util.tree_unflatten(out_tree, outs)
+    n_args = len(args_and_consts) - len(hoisted)
+    args, const_args = args_and_consts[:n_args], iter(args_and_consts[n_args:])
+    kept_it = iter(kept)
+    consts = [next(const_args) if h else next(kept_it) for h in hoist]
+    flat, in_tree2 = tree_util.tree_flatten(tuple(args))
+    if in_tree != in_tree2:
+      raise TypeError("The inputs to the closure produced by closure_convert must have the "
+                      "same Pytree structure as the example arguments passed when "
+                      f"closure_convert was called. Expected {in_tree}, but got {in_tree2}")
+    return tree_util.tree_unflatten(out_tree, core.eval_jaxpr(closed.jaxpr, consts, *flat))
 
-  del n_consts
-  return converted, list(consts)
+  return converted, hoisted

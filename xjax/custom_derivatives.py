@@ -1,0 +1,15 @@
+"""Custom derivative rules: the public names of `jax.custom_derivatives`.
+
+Missing from JAX's list: `linear_call` and `remat_opt_p` (xjax has no custom
+transposition primitive nor custom_vjp remat optimisation yet).
+"""
+from xjax._src.custom_derivatives import (CustomVJPPrimal as CustomVJPPrimal,
+                                          SymbolicZero as SymbolicZero,
+                                          closure_convert as closure_convert,
+                                          custom_gradient as custom_gradient,
+                                          custom_jvp as custom_jvp,
+                                          custom_jvp_call_p as custom_jvp_call_p,
+                                          custom_vjp as custom_vjp,
+                                          custom_vjp_call_p as custom_vjp_call_p,
+                                          custom_vjp_primal_tree_values as custom_vjp_primal_tree_values,
+                                          zero_from_primal as zero_from_primal)
