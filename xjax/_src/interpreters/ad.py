@@ -224,7 +224,7 @@ def linearize_flat(fun, primals):
   primals_out = [p for p, _ in pairs]
   tangents_out = [instantiate_zeros(t) for _, t in pairs]
   pe_trace.invalidate()
-  linear = pe_trace.to_jaxpr(tangents_out)
+  linear = pe.dce_closed_linear_jaxpr(pe_trace.to_jaxpr(tangents_out))
   return primals_out, linear
 
 

@@ -356,3 +356,48 @@ def _diff_keys(new, old, info: DebugInfo) -> tuple[int, int, str]:
   if weak_hint:
     msg += "https://docs.jax.dev/en/latest/type_promotion.html#weak-types"
   return 3, len(diffs), msg
+
+
+def dce_jaxpr(jaxpr: core.Jaxpr, used_outputs, instantiate=False):
+  """Drops the equations no used output needs; returns (jaxpr, used_inputs).
+
+  Unused inputs are removed unless `instantiate` (a bool or one per input) keeps
+  them. An equation whose primitive has a ``dce_rule`` (``(used_outputs, eqn) ->
+  (used_inputs, new eqn or None)``, as JAX's `pe.dce_rules`) is pruned inside
+  too: cond, scan and while drop the parts of their jaxprs nothing uses.
+  """
+  n_in = len(jaxpr.invars)
+  inst = [instantiate] * n_in if isinstance(instantiate, bool) else list(instantiate)
+  live = {v for v, u in zip(jaxpr.outvars, used_outputs, strict=True)
+          if u and type(v) is not core.Literal}
+  eqns = []
+  for eqn in reversed(jaxpr.eqns):
+    used_outs = [v in live for v in eqn.outvars]
+    rule = getattr(eqn.primitive, "dce_rule", None)
+    if rule is not None:
+      used_ins, eqn = rule(used_outs, eqn)
+      if eqn is None:
+        continue
+      eqns.append(eqn)
+      live.update(v for v in eqn.invars if type(v) is not core.Literal)
+    elif core.is_live_regardless(eqn) or any(used_outs):
+      eqns.append(eqn)
+      live.update(v for v in eqn.invars if type(v) is not core.Literal)
+  used_inputs = [v in live or i for v, i in zip(jaxpr.invars, inst)]
+  new = jaxpr.replace(invars=[v for v, u in zip(jaxpr.invars, used_inputs) if u],
+                      outvars=[v for v, u in zip(jaxpr.outvars, used_outputs) if u],
+                      eqns=list(reversed(eqns)))
+  return new, used_inputs
+
+
+def dce_closed_linear_jaxpr(closed: core.ClosedJaxpr) -> core.ClosedJaxpr:
+  """`closed` without the equations and constants its outputs do not need (its inputs kept),
+  as JAX prunes the linear jaxpr of `linearize`."""
+  j = closed.jaxpr
+  n = len(j.constvars)
+  flat = j.replace(constvars=[], invars=[*j.constvars, *j.invars])
+  dced, used = dce_jaxpr(flat, [True] * len(j.outvars), [False] * n + [True] * len(j.invars))
+  constvars = [v for v, u in zip(j.constvars, used[:n]) if u]
+  consts = [c for c, u in zip(closed.consts, used[:n]) if u]
+  return core.ClosedJaxpr(dced.replace(constvars=constvars, invars=dced.invars[len(constvars):]),
+                          consts)

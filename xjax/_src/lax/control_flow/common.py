@@ -8,10 +8,15 @@
 * The carry and branch type checks, with JAX's error messages.
 * `jvp_jaxpr` and `batch_jaxpr` wrappers that report which outputs are
   nonzero / batched, for the fixpoints of the loop rules.
+* `empty2`, the placeholder value partial evaluation fills a branch's unused
+  residual slots with (JAX's `empty2` primitive).
 """
 from __future__ import annotations
 
+import enum
 import weakref
+
+import numpy as np
 
 from xjax._src import core
 from xjax._src import source_info
@@ -20,6 +25,7 @@ from xjax._src.api_util import flatten_fun_nokwargs, fun_signature
 from xjax._src.config import config
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.lax.structural import broadcast_in_dim
 
 # ----------------------------------------------------------------------------
 # Tracing sub-functions
@@ -244,27 +250,6 @@ def move_binders_to_back(closed: core.ClosedJaxpr, to_move) -> core.ClosedJaxpr:
   return core.ClosedJaxpr(closed.jaxpr.replace(invars=rest + moved), closed.consts)
 
 
-def dce_jaxpr(jaxpr: core.Jaxpr, used_outputs, instantiate=False):
-  """Drops the equations no used output needs; returns (jaxpr, used_inputs).
-
-  Unused inputs are removed unless `instantiate` (a bool or one per input) keeps them.
-  """
-  n_in = len(jaxpr.invars)
-  inst = [instantiate] * n_in if isinstance(instantiate, bool) else list(instantiate)
-  live = {v for v, u in zip(jaxpr.outvars, used_outputs, strict=True)
-          if u and type(v) is not core.Literal}
-  eqns = []
-  for eqn in reversed(jaxpr.eqns):
-    if core.is_live_regardless(eqn) or any(v in live for v in eqn.outvars):
-      eqns.append(eqn)
-      live.update(v for v in eqn.invars if type(v) is not core.Literal)
-  used_inputs = [v in live or i for v, i in zip(jaxpr.invars, inst)]
-  new = jaxpr.replace(invars=[v for v, u in zip(jaxpr.invars, used_inputs) if u],
-                      outvars=[v for v, u in zip(jaxpr.outvars, used_outputs) if u],
-                      eqns=list(reversed(eqns)))
-  return new, used_inputs
-
-
 def merge_lists(which, falses, trues) -> list:
   """Interleaves: position i takes the next of `trues` if which[i] else of `falses`."""
   f, t = iter(falses), iter(trues)
@@ -319,6 +304,40 @@ def jvp_jaxpr(closed: core.ClosedJaxpr, nonzeros, instantiate):
 
   # Constants it captures (instantiated zeros) are host values: they stay in the ClosedJaxpr.
   return pe.trace_to_jaxpr(fun, [*avals, *tangent_avals]), out_nz
+
+
+# ----------------------------------------------------------------------------
+# Placeholders for residuals a branch does not produce
+
+
+class MemorySpace(enum.Enum):
+  """Where an array lives (printed in `empty2`'s params). Mirrors JAX's `core.MemorySpace`."""
+  Device = enum.auto()
+  Host = enum.auto()
+  Any = enum.auto()
+
+
+empty2_p = core.Primitive("empty2")
+
+
+@empty2_p.def_abstract_eval
+def _empty2_abstract_eval(*, dtype, memory_space):
+  return core.ShapedArray((), dtype)
+
+
+@empty2_p.def_lowering
+def _empty2_lowering(ctx, *, dtype, memory_space):
+  # The value is never read: zeros are as good as anything.
+  return ctx.constant(np.zeros((), ctx.avals_out[0].dtype))
+
+
+def empty_like(aval: core.ShapedArray):
+  """An array of `aval`'s shape and dtype with unspecified contents (zeros, in practice).
+
+  Mirrors JAX's `ad_util.empty_like_aval`: an `empty2` scalar broadcast to the shape.
+  """
+  value = empty2_p.bind(dtype=aval.dtype, memory_space=MemorySpace.Device)
+  return broadcast_in_dim(value, aval.shape, ()) if aval.shape else value
 
 
 # ----------------------------------------------------------------------------

@@ -269,38 +269,64 @@ def _cond_partial_eval(trace, args, unknowns, *, branches, **params):
   for b in branches:
     out_uk = [a or c for a, c in zip(out_uk, pe.partial_eval_jaxpr(b, ops_uk)[2])]
   splits = [pe.partial_eval_jaxpr(b, ops_uk, instantiate=out_uk) for b in branches]
-  res_avals = [known.out_avals[len(known.out_avals) - n_res:]
-               for known, _, _, n_res in splits]
   n_known_out = n_out - sum(out_uk)
+  all_res_avals, res_slots = _merge_branch_residuals(
+      [known.out_avals[n_known_out:] for known, _, _, _ in splits])
 
-  def known_branch(i, known):
+  def known_branch(known, slots):
+    # Every branch returns every residual slot: its own residuals in their slots,
+    # `empty2` placeholders in the others.
     def fun(*args):
       outs = core.jaxpr_as_fun(known)(*args)
-      padded = []
-      for j, avals in enumerate(res_avals):
-        padded += outs[n_known_out:] if j == i else [_zeros(a) for a in avals]
-      return [*outs[:n_known_out], *padded]
+      residuals = [common.empty_like(a) for a in all_res_avals]
+      for slot, r in zip(slots, outs[n_known_out:]):
+        residuals[slot] = r
+      return [*outs[:n_known_out], *residuals]
     return pe.trace_to_jaxpr(fun, known.in_avals)
 
-  def unknown_branch(i, unknown):
-    n_res = len(res_avals[i])
+  # Every unknown branch takes every residual slot, reading only its own; the
+  # binders of the slots it ignores are shared by all branches (as in JAX).
+  unused_vars = [core.Var(a) for a in all_res_avals]
+
+  def unknown_branch(unknown, slots):
     invars = unknown.jaxpr.invars
-    res_vars = []
-    for j, avals in enumerate(res_avals):
-      res_vars += invars[:n_res] if j == i else [core.Var(a) for a in avals]
-    return core.ClosedJaxpr(unknown.jaxpr.replace(invars=[*res_vars, *invars[n_res:]]),
+    res_vars = list(unused_vars)
+    for slot, v in zip(slots, invars[:len(slots)]):
+      res_vars[slot] = v
+    return core.ClosedJaxpr(unknown.jaxpr.replace(invars=[*res_vars, *invars[len(slots):]]),
                             unknown.consts)
 
   known_ops = [a for a, uk in zip(args[1:], ops_uk) if not uk]
-  known_branches = tuple(known_branch(i, s[0]) for i, s in enumerate(splits))
+  known_branches = tuple(known_branch(s[0], slots) for s, slots in zip(splits, res_slots))
   with core.set_current_trace(trace.parent_trace):
     known_outs = cond_p.bind(args[0], *known_ops, branches=known_branches, **params)
   residuals = known_outs[n_known_out:]
   unknown_ops = [a for a, uk in zip(args[1:], ops_uk) if uk]
-  unknown_branches = tuple(unknown_branch(i, s[1]) for i, s in enumerate(splits))
+  unknown_branches = tuple(unknown_branch(s[1], slots) for s, slots in zip(splits, res_slots))
   unknown_outs = trace.stage(cond_p, [args[0], *residuals, *unknown_ops],
                              dict(branches=unknown_branches, **params))
   return common.merge_lists(out_uk, known_outs[:n_known_out], unknown_outs)
+
+
+def _merge_branch_residuals(branch_res_avals):
+  """Shares residual slots between branches, as JAX does.
+
+  The k-th residual of type T of every branch goes in one slot; slots are
+  ordered by first appearance, branch by branch. Returns (slot avals, per
+  branch: the slot of each of its residuals).
+  """
+  slots: dict = {}
+  per_branch = []
+  for avals in branch_res_avals:
+    seen: dict = {}
+    mine = []
+    for a in avals:
+      key = (a, seen.get(a, 0))
+      seen[a] = key[1] + 1
+      mine.append(slots.setdefault(key, len(slots)))
+    per_branch.append(mine)
+  slot_avals = [a for a, _ in slots]
+  return slot_avals, per_branch
 
 
 def _cond_transpose(cts, index, *ops, branches, **params):
@@ -333,9 +359,29 @@ def _instantiate(ct, aval):
   return ct
 
 
+def _cond_dce_rule(used_outputs, eqn):
+  """Drops the outputs nothing uses, and the operands no branch then reads."""
+  if not any(used_outputs) and not core.is_live_regardless(eqn):
+    return [False] * len(eqn.invars), None
+  branches = eqn.params["branches"]
+  used_ops = [False] * (len(eqn.invars) - 1)
+  for b in branches:
+    used = pe.dce_jaxpr(b.jaxpr, used_outputs)[1]
+    used_ops = [a or c for a, c in zip(used_ops, used)]
+  new_branches = tuple(core.ClosedJaxpr(pe.dce_jaxpr(b.jaxpr, used_outputs, used_ops)[0],
+                                        b.consts) for b in branches)
+  used_inputs = [True, *used_ops]
+  new_eqn = eqn.replace(
+      invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
+      outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+      params=dict(eqn.params, branches=new_branches))
+  return used_inputs, new_eqn
+
+
 cond_p.def_jvp(_cond_jvp)
 cond_p.def_partial_eval(_cond_partial_eval)
 cond_p.def_transpose(_cond_transpose)
+cond_p.dce_rule = _cond_dce_rule
 
 
 @cond_p.def_batch

@@ -80,7 +80,7 @@ def while_loop(cond_fun, body_fun, init_val):
   fwd = common.jaxpr_forwarding(body_jaxpr.jaxpr)
   carry_nofwd = [n_bc + i != f for i, f in enumerate(fwd)]
   n_cc = len(cond_consts)
-  cond_dced, keep = common.dce_jaxpr(cond_jaxpr.jaxpr, [True], [True] * n_cc + carry_nofwd)
+  cond_dced, keep = pe.dce_jaxpr(cond_jaxpr.jaxpr, [True], [True] * n_cc + carry_nofwd)
   move_to_const = [not k for k in keep[n_cc:]]
   new_consts = []
   if any(move_to_const):
@@ -162,24 +162,24 @@ def _while_partial_eval(trace, args, unknowns, *, cond_jaxpr, body_jaxpr, cond_n
     if all(not o or c for o, c in zip(out_uk, carry_uk)):
       break
     carry_uk = [a or b for a, b in zip(carry_uk, out_uk)]
-  cond_uk = pe.partial_eval_jaxpr(cond_jaxpr, cconst_uk + carry_uk)[2][0]
-  if cond_uk or all(carry_uk):
+  cond_known, _, (cond_uk,), n_cond_res = pe.partial_eval_jaxpr(cond_jaxpr,
+                                                                 cconst_uk + carry_uk)
+  if cond_uk or all(unknowns):
     return trace.stage(while_p, args, params)
-  # The known carries run in a known loop; the whole loop is staged for the unknown ones.
-  known, _, _, _ = pe.partial_eval_jaxpr(body_jaxpr, bconst_uk + carry_uk, instantiate=carry_uk)
+  cond_known = common.prune_outputs(cond_known, [True] + [False] * n_cond_res)
+  # The known carries run in a known loop (whose body still computes, and drops,
+  # the residuals, as JAX's does); the whole loop is staged for the unknown ones,
+  # recomputing the known carries.
+  known, _, _, num_res = pe.partial_eval_jaxpr(body_jaxpr, bconst_uk + carry_uk,
+                                               instantiate=carry_uk)
   n_known = n_carry - sum(carry_uk)
-  known_body, _ = common.dce_jaxpr(known.jaxpr, [True] * n_known +
-                                   [False] * (len(known.out_avals) - n_known), True)
-  cond_known, used = common.dce_jaxpr(cond_jaxpr.jaxpr, [True],
-                                      [not u for u in cconst_uk + carry_uk])
-  assert not any(u and k for u, k in zip(cconst_uk + carry_uk, used)), "internal: while cond"
+  known = common.prune_outputs(known, [True] * n_known + [False] * num_res)
   cconsts, bconsts, carry = _split(args, cond_nconsts, body_nconsts)
   keep = lambda xs, uks: [x for x, u in zip(xs, uks) if not u]
   with core.set_current_trace(trace.parent_trace):
     known_outs = while_p.bind(
         *keep(cconsts, cconst_uk), *keep(bconsts, bconst_uk), *keep(carry, carry_uk),
-        cond_jaxpr=core.ClosedJaxpr(cond_known, cond_jaxpr.consts),
-        body_jaxpr=core.ClosedJaxpr(known_body, known.consts),
+        cond_jaxpr=cond_known, body_jaxpr=known,
         cond_nconsts=cond_nconsts - sum(cconst_uk), body_nconsts=body_nconsts - sum(bconst_uk))
   staged = trace.stage(while_p, args, params)
   staged_uk = [s for s, u in zip(staged, carry_uk) if u]

@@ -4,9 +4,10 @@
 runs ``carry, y = jaxpr(*consts, *carry, *x)`` over the leading axis of the
 `xs`, stacking the `y`s. It lowers to one StableHLO `while` (so compile time
 does not grow with `length`), is differentiable in both modes (partial
-evaluation saves per-iteration residuals as extra stacked outputs; the
-transpose is a scan in the other direction), and batches its carry to a
-fixpoint.
+evaluation saves per-iteration residuals as extra stacked outputs, computes
+loop-invariant ones once before the loop and reads forwarded consts and xs
+directly, as JAX does; the transpose is a scan in the other direction), has a
+dead-code rule, and batches its carry to a fixpoint.
 """
 from __future__ import annotations
 
@@ -268,23 +269,39 @@ def _scan_partial_eval(trace, args, unknowns, *, reverse, length, jaxpr, num_con
   known_args = [a for a, u in zip(args, uks) if not u]
   n_known_out = len(known.out_avals) - num_res
   n_kconsts, n_kcarry = num_consts - sum(const_uk), num_carry - sum(carry_uk)
-  # Residuals are per iteration: extra stacked outputs of the known scan, except
-  # those that merely forward a loop-invariant value (a known const) or the
-  # current element of a known xs, which the unknown scan reads directly (as JAX
-  # forwards them), instead of a stacked copy per iteration.
+  # Residuals that merely forward a known const (or a constant the body closes
+  # over) or the current element of a known xs are not outputs of the known
+  # scan: the unknown scan reads the value itself, as JAX forwards them.
   forwarded = _forwarded_residuals(known, n_known_out, known_args, n_kconsts, n_kcarry)
-  stacked = [f is None for f in forwarded]
   known = core.ClosedJaxpr(known.jaxpr.replace(outvars=[
       *known.jaxpr.outvars[:n_known_out],
-      *(v for v, s in zip(known.jaxpr.outvars[n_known_out:], stacked) if s)]), known.consts)
+      *(v for v, f in zip(known.jaxpr.outvars[n_known_out:], forwarded) if f is None)]),
+      known.consts)
+  # Residuals that depend on the known consts only are computed once, before
+  # the loop, instead of once per iteration (JAX's const hoisting).
   with core.set_current_trace(trace.parent_trace):
-    known_outs = scan_p.bind(*known_args, jaxpr=known, num_consts=n_kconsts,
-                             num_carry=n_kcarry, **params)
-  stacked_res = iter(known_outs[n_known_out:])
-  residuals = [next(stacked_res) if f is None else f[1] for f in forwarded]
-  is_const = [f is not None and f[0] == "const" for f in forwarded]
-  # The unknown scan reads loop-invariant residuals as consts (first) and the
-  # others as xs (last).
+    known, hoisted_res, new_consts = _hoist_loop_invariants(known, known_args[:n_kconsts],
+                                                            n_known_out)
+  if known.out_avals or known.jaxpr.effects:
+    with core.set_current_trace(trace.parent_trace):
+      known_outs = scan_p.bind(*new_consts, *known_args[n_kconsts:], jaxpr=known,
+                               num_consts=len(new_consts), num_carry=n_kcarry, **params)
+  else:
+    known_outs = []
+  computed = iter(known_outs[n_known_out:])
+  hoisted = iter(hoisted_res)
+  residuals, is_const = [], []
+  for f in forwarded:
+    if f is not None:
+      residuals.append(f[1])
+      is_const.append(f[0] == "const")
+    else:
+      h = next(hoisted)
+      residuals.append(next(computed) if h is None else h)
+      is_const.append(h is not None)
+  assert next(computed, None) is None, "internal: scan residuals"
+  # The unknown scan reads the loop-invariant residuals as consts (first) and
+  # the others as xs (last), each group in residual order.
   res_vars, rest = unknown.jaxpr.invars[:num_res], unknown.jaxpr.invars[num_res:]
   const_vars, x_vars = common.partition_list(is_const, res_vars)[::-1]
   unknown = core.ClosedJaxpr(unknown.jaxpr.replace(invars=[*const_vars, *rest, *x_vars]),
@@ -297,15 +314,54 @@ def _scan_partial_eval(trace, args, unknowns, *, reverse, length, jaxpr, num_con
   return common.merge_lists(out_uk, known_outs[:n_known_out], unknown_outs)
 
 
+def _hoist_loop_invariants(known, consts, n_known_out):
+  """Splits the known scan body into its loop-invariant part, run now in the
+  current trace, and the rest.
+
+  Returns (body, hoisted, new_consts): `body` computes the known outputs and the
+  residuals that vary per iteration, reading `new_consts` (the values of the
+  invariant part it needs) as its consts; `hoisted` has, per residual of
+  `known`, its value if it is loop-invariant, else None.
+  """
+  trace = _HoistTrace(core.current_trace())
+  varying = [trace.new_arg(a) for a in known.in_avals[len(consts):]]
+  with core.set_current_trace(trace):
+    try:
+      outs = core.eval_jaxpr(known.jaxpr, known.consts, *consts, *varying)
+    finally:
+      trace.invalidate()
+  res = outs[n_known_out:]
+  hoisted = [None if trace.is_unknown(r) else r for r in res]
+  body = trace.to_jaxpr([*outs[:n_known_out], *(r for r, h in zip(res, hoisted) if h is None)])
+  body, new_consts = pe.convert_constvars_jaxpr(body)
+  return body, hoisted, new_consts
+
+
+class _HoistTrace(pe.PartialEvalTrace):
+  """Runs the equations whose operands are all loop-invariant now; stages the
+  others whole (no partial evaluation inside them: a `checkpoint` or an inner
+  loop of the body stays as it is)."""
+  __slots__ = ()
+
+  def process_primitive(self, primitive, args, params):
+    if any(self.is_unknown(x) for x in args):
+      return self.stage(primitive, args, params)
+    with core.set_current_trace(self.parent_trace):
+      return primitive.bind(*args, **params)
+
+
 def _forwarded_residuals(known, n_known_out, known_args, n_consts, n_carry):
   """Per residual of the known scan body: ("const", value) if it is a known const
   (or a constant the body closes over), ("xs", stacked value) if it is a known
-  xs element, None if it is computed per iteration and must be stacked."""
+  xs element, None if it is computed by the body. NumPy values are not
+  forwarded (as in JAX)."""
   jaxpr = known.jaxpr
   sources = {}
   for v, c in zip(jaxpr.constvars, known.consts):
     sources[v] = ("const", c)
   for i, v in enumerate(jaxpr.invars):
+    if isinstance(known_args[i], np.ndarray):
+      continue
     if i < n_consts:
       sources[v] = ("const", known_args[i])
     elif i >= n_consts + n_carry:
@@ -345,11 +401,15 @@ def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, u
     primals = [*(ad.UndefinedPrimal(a) if lin else next(rc) for a, lin in zip(const_avals, const_lin)),
                *(ad.UndefinedPrimal(a) for a in carry_avals),
                *(ad.UndefinedPrimal(a) if lin else next(rx) for a, lin in zip(x_avals, xs_lin))]
-    cts_in = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, primals, [*ctc, *cty])
+    # The accumulated const cotangents seed the backward pass (as cotangents of
+    # extra leading outputs that are those consts), so each contribution is
+    # added to them as soon as it is made, as JAX's accumulators do.
+    lin_const_vars = [v for v, lin in zip(jaxpr.jaxpr.invars[:num_consts], const_lin) if lin]
+    seeded = jaxpr.jaxpr.replace(outvars=[*lin_const_vars, *jaxpr.jaxpr.outvars])
+    cts_in = ad.backward_pass(seeded, jaxpr.consts, primals, [*acc, *ctc, *cty])
     ct_c, ct_car, ct_x = _split(cts_in, num_consts, num_carry)
-    lin_c = [_instantiate(ct, a.to_tangent_aval()) for ct, a, lin
-             in zip(ct_c, const_avals, const_lin) if lin]
-    new_acc = [ad.add_tangents(a, c) for a, c in zip(acc, lin_c)]
+    new_acc = [_instantiate(ct, a.to_tangent_aval()) for ct, a, lin
+               in zip(ct_c, const_avals, const_lin) if lin]
     return [*new_acc, *(_instantiate(ct, a) for ct, a in zip(ct_car, carry_ct_avals)),
             *(_instantiate(ct, a.to_tangent_aval()) for ct, a, lin in zip(ct_x, x_avals, xs_lin)
               if lin)]
@@ -367,9 +427,35 @@ def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, u
           *(next(ct_xs) if lin else None for lin in xs_lin)]
 
 
+def _scan_dce_rule(used_outputs, eqn):
+  """Drops the outputs nothing uses (a carry only if its next value is unused
+  too), and the operands the remaining body does not read."""
+  if not any(used_outputs) and not core.is_live_regardless(eqn):
+    return [False] * len(eqn.invars), None
+  params = eqn.params
+  jaxpr, num_consts, num_carry = params["jaxpr"], params["num_consts"], params["num_carry"]
+  num_xs = len(jaxpr.in_avals) - num_consts - num_carry
+  used_carry, used_ys = used_outputs[:num_carry], used_outputs[num_carry:]
+  for _ in range(1 + num_carry):
+    used_outs = used_carry + used_ys
+    body, used_inputs = pe.dce_jaxpr(
+        jaxpr.jaxpr, used_outs, [False] * num_consts + used_carry + [False] * num_xs)
+    used_consts, used_carry_in, _ = _split(used_inputs, num_consts, num_carry)
+    if used_carry_in == used_carry:
+      break
+    used_carry = [a or b for a, b in zip(used_carry, used_carry_in)]
+  new_eqn = eqn.replace(
+      invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
+      outvars=[v for v, u in zip(eqn.outvars, used_outs) if u],
+      params=dict(params, jaxpr=core.ClosedJaxpr(body, jaxpr.consts),
+                  num_consts=sum(used_consts), num_carry=sum(used_carry)))
+  return used_inputs, new_eqn
+
+
 scan_p.def_jvp(_scan_jvp)
 scan_p.def_partial_eval(_scan_partial_eval)
 scan_p.def_transpose(_scan_transpose)
+scan_p.dce_rule = _scan_dce_rule
 
 
 @scan_p.def_batch
