@@ -103,7 +103,7 @@ def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, inline, keep_unu
   jvp_jaxpr = _jvp_jaxpr_cached(jaxpr, tuple(nonzeros))
   nz_tangents = [t for t, nz in zip(tangents, nonzeros) if nz]
   n = len(primals) + len(nz_tangents)
-  outs = jit_p.bind(*primals, *nz_tangents, jaxpr=jvp_jaxpr, name=f"jvp({name})",
+  outs = jit_p.bind(*primals, *nz_tangents, jaxpr=jvp_jaxpr, name=name,
                     donated_invars=(False,) * n, inline=inline, keep_unused=keep_unused)
   n_out = len(jaxpr.out_avals)
   return outs[:n_out], outs[n_out:]
@@ -141,16 +141,28 @@ def _discharge_internal_refs(jaxpr):
 
 def _jit_partial_eval(trace, args, unknowns, *, jaxpr, name, donated_invars, inline,
                       keep_unused):
-  known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr(jaxpr, unknowns)
+  # As JAX's: the known call returns no value it only forwards, and the staged (unknown)
+  # call takes only the residuals and unknown inputs its jaxpr reads.
+  per = _partial_eval_jaxprs.setdefault(jaxpr, {})
+  if tuple(unknowns) not in per:
+    known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr(jaxpr, unknowns)
+    per[tuple(unknowns)] = (*_forwarded_outputs(known, num_res), *_unread_inputs_dropped(
+        unknown), out_unknowns, num_res)
+  known, sources, unknown, read, out_unknowns, num_res = per[tuple(unknowns)]
   known_args = [a for a, u in zip(args, unknowns) if not u]
   with core.set_current_trace(trace.parent_trace):
-    known_outs = jit_p.bind(*known_args, jaxpr=known, name=name,
-                            donated_invars=(False,) * len(known_args), inline=inline,
-                            keep_unused=keep_unused)
+    returned = jit_p.bind(*known_args, jaxpr=known, name=name,
+                          donated_invars=(False,) * len(known_args), inline=inline,
+                          keep_unused=keep_unused)
+  # Put back what the known call forwards (outputs first: residuals may name them).
+  known_outs = [returned[i] if kind == "ret" else None for kind, i in sources]
+  known_outs = [known_outs[i] if kind == "out" else x
+                for (kind, i), x in zip(sources, known_outs)]
+  known_outs = [known_args[i] if kind == "in" else known.consts[i] if kind == "const" else x
+                for (kind, i), x in zip(sources, known_outs)]
   n_known = len(known_outs) - num_res
-  residuals = known_outs[n_known:]
   unknown_args = [a for a, u in zip(args, unknowns) if u]
-  staged_args = [*residuals, *unknown_args]
+  staged_args = [a for a, r in zip([*known_outs[n_known:], *unknown_args], read) if r]
   unknown_outs = trace.stage(jit_p, staged_args, dict(
       jaxpr=unknown, name=name, donated_invars=(False,) * len(staged_args), inline=inline,
       keep_unused=keep_unused))
@@ -158,10 +170,105 @@ def _jit_partial_eval(trace, args, unknowns, *, jaxpr, name, donated_invars, inl
   return [next(unknown_iter) if u else next(known_iter) for u in out_unknowns]
 
 
-def _jit_transpose(cts, *args, jaxpr, name, **_):
+_partial_eval_jaxprs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _forwarded_outputs(known: core.ClosedJaxpr, num_res: int):
+  """`known` without the outputs it only forwards: its inputs and constants, and
+  residuals that are also primal outputs.
+
+  Returns the pruned jaxpr and, per original output, where its value comes from:
+  ("ret", i) the i-th output of the pruned call, ("in", i) the i-th input, ("const", i)
+  the i-th constant, ("out", j) the value of original output j.
+  """
+  jaxpr = known.jaxpr
+  invars = {v: i for i, v in enumerate(jaxpr.invars)}
+  constvars = {v: i for i, v in enumerate(jaxpr.constvars)}
+  n_primal = len(jaxpr.outvars) - num_res
+  kept_primal: dict = {}
+  sources, kept = [], []
+  for j, v in enumerate(jaxpr.outvars):
+    if type(v) is core.Var and v in invars:
+      sources.append(("in", invars[v]))
+    elif type(v) is core.Var and v in constvars:
+      sources.append(("const", constvars[v]))
+    elif j >= n_primal and type(v) is core.Var and v in kept_primal:
+      sources.append(("out", kept_primal[v]))
+    else:
+      if j < n_primal and type(v) is core.Var:
+        kept_primal.setdefault(v, j)
+      sources.append(("ret", len(kept)))
+      kept.append(v)
+  if len(kept) == len(jaxpr.outvars):
+    return known, sources
+  return core.ClosedJaxpr(jaxpr.replace(outvars=kept), known.consts), sources
+
+
+def _unread_inputs_dropped(closed: core.ClosedJaxpr):
+  """`closed` without its dead equations and the inputs it then never reads (as JAX's
+  dead-code elimination of a linear jaxpr leaves a jit), and one bool per input: whether
+  kept."""
+  jaxpr, kept = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
+  if all(kept) and len(jaxpr.eqns) == len(closed.jaxpr.eqns):
+    return closed, tuple(kept)
+  return core.ClosedJaxpr(jaxpr, closed.consts), tuple(kept)
+
+
+def _jit_transpose(cts, *args, jaxpr, name, donated_invars, inline, keep_unused):
+  """One `jit` equation of the transposed jaxpr, as JAX's: it takes the defined operands
+  (residuals) and the nonzero cotangents it reads, and returns the nonzero cotangents of
+  the linear operands."""
+  from xjax._src import dtypes
   from xjax._src.interpreters import ad
-  cts_in = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, args, cts)
-  return cts_in
+  linear = tuple(ad.is_undefined_primal(a) for a in args)
+  residuals = [a for a, lin in zip(args, linear) if not lin]
+  # float0 cotangents (of integer outputs) carry nothing: taken as zeros.
+  cts = [ad.Zero(core.get_aval(ct)) if type(ct) is not ad.Zero
+         and core.get_aval(ct).dtype == dtypes.float0 else ct for ct in cts]
+  nz_cts = [ct for ct in cts if type(ct) is not ad.Zero]
+  in_avals = tuple(core.get_aval(x) for x in (*residuals, *nz_cts))
+  lin_avals = tuple(a.aval for a in args if ad.is_undefined_primal(a))
+  ct_nonzero = tuple(type(ct) is not ad.Zero for ct in cts)
+  per = _transposed_jaxprs.setdefault(jaxpr, {})
+  key = (linear, ct_nonzero, in_avals, lin_avals)
+  if key not in per:
+    per[key] = _transpose_jaxpr(jaxpr, linear, ct_nonzero, in_avals, lin_avals)
+  transposed, read, out_nonzero = per[key]
+  operands = [x for x, r in zip((*residuals, *nz_cts), read) if r]
+  outs = iter(jit_p.bind(*operands, jaxpr=transposed, name=name,
+                         donated_invars=(False,) * len(operands), inline=inline,
+                         keep_unused=keep_unused))
+  lin_cts = iter([next(outs) if nz else ad.Zero(a.to_tangent_aval())
+                  for a, nz in zip(lin_avals, out_nonzero)])
+  return [next(lin_cts) if lin else None for lin in linear]
+
+
+_transposed_jaxprs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _transpose_jaxpr(jaxpr, linear, ct_nonzero, in_avals, lin_avals):
+  """The jaxpr from (residuals..., nonzero cotangents...) to the nonzero cotangents of the
+  linear inputs of `jaxpr`, less the inputs it does not read (as JAX prunes the linear
+  jaxpr before transposing it); also which inputs it reads and which cotangents are
+  nonzero."""
+  from xjax._src import dtypes
+  from xjax._src.interpreters import ad
+  n_res = linear.count(False)
+  out_nonzero = []
+
+  def transposed(*ins):
+    res, lin, nz_cts = iter(ins[:n_res]), iter(lin_avals), iter(ins[n_res:])
+    primals = [ad.UndefinedPrimal(next(lin)) if l else next(res) for l in linear]
+    cts = [next(nz_cts) if nz else ad.Zero(a.to_tangent_aval())
+           for a, nz in zip(jaxpr.out_avals, ct_nonzero)]
+    cts_in = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, primals, cts)
+    lin_cts = [None if type(ct) is ad.Zero or core.get_aval(ct).dtype == dtypes.float0
+               else ct for ct, l in zip(cts_in, linear) if l]
+    out_nonzero.extend(ct is not None for ct in lin_cts)
+    return [ct for ct in lin_cts if ct is not None]
+
+  closed, read = _unread_inputs_dropped(pe.trace_to_jaxpr(transposed, list(in_avals)))
+  return closed, read, tuple(out_nonzero)
 
 
 def _jit_batch(axis_data, args, dims, *, jaxpr, **params):

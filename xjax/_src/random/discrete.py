@@ -79,8 +79,10 @@ def _randint(key, minval, maxval, shape, dtype):
   # randint(key, shape, 0, 256, uint8) must reach 255: remember maxval was out of range.
   maxval_out_of_range = lax.gt(
       maxval, _convert_and_clip_integer(jnp.array(dtypes.iinfo(dtype).max, dtype), maxval.dtype))
-  minval = lax_st.broadcast_to_rank(_convert_and_clip_integer(minval, dtype), len(shape))
-  maxval = lax_st.broadcast_to_rank(_convert_and_clip_integer(maxval, dtype), len(shape))
+  minval = _convert_and_clip_integer(minval, dtype)
+  maxval = _convert_and_clip_integer(maxval, dtype)
+  minval = lax_st.broadcast_to_rank(minval, len(shape))
+  maxval = lax_st.broadcast_to_rank(maxval, len(shape))
   nbits = dtypes.iinfo(dtype).bits
   if nbits not in (8, 16, 32, 64):
     raise TypeError(f"randint only accepts 8-, 16-, 32-, or 64-bit dtypes, got {dtype}")

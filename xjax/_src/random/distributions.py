@@ -88,8 +88,9 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1., *, out_sharding=Non
 @functools.partial(jit, static_argnums=(3, 4))
 def _uniform(key, minval, maxval, shape, dtype):
   _check_shape("uniform", shape)
-  minval = lax_st.broadcast_to_rank(lax.convert_element_type(minval, dtype), len(shape))
-  maxval = lax_st.broadcast_to_rank(lax.convert_element_type(maxval, dtype), len(shape))
+  minval, maxval = lax.convert_element_type(minval, dtype), lax.convert_element_type(maxval, dtype)
+  minval = lax_st.broadcast_to_rank(minval, len(shape))
+  maxval = lax_st.broadcast_to_rank(maxval, len(shape))
   finfo = dtypes.finfo(dtype)
   nbits, nmant = finfo.bits, finfo.nmant
   if nbits not in (8, 16, 32, 64):

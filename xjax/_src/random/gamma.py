@@ -180,7 +180,7 @@ def _gamma(key, a, shape, dtype, log_space):
   a = lax.convert_element_type(a, dtype)
   if np.shape(a) != shape:
     a = jnp.broadcast_to(a, shape)
-  return random_gamma_p.bind(prng.random_unwrap(key), a, log_space=log_space,
+  return random_gamma_p.bind(key._base_array, a, log_space=log_space,
                              partitionable=prng.partitionable())
 
 

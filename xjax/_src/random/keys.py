@@ -102,7 +102,7 @@ def _seed_value(seed):
     value = np.int64(seed)
     if not config.jax_enable_x64:
       value = value.astype(np.int32)
-    return _asarray(value)
+    return value  # a literal in jaxprs, as in JAX
   return seed if isinstance(seed, core.Tracer) else _asarray(seed)
 
 
@@ -200,7 +200,7 @@ def _as_uint32(data):
   # A Python int must fit; NumPy values wrap as NumPy casts them (both as in JAX).
   if type(data) is int and not 0 <= data < 2 ** 32:
     raise OverflowError(f"Python integer {data} out of bounds for uint32")
-  return _asarray(np.asarray(data).astype(np.uint32))
+  return np.asarray(data).astype(np.uint32)  # a literal in jaxprs, as in JAX
 
 
 def bits(key, shape=(), dtype=None, *, out_sharding=None):

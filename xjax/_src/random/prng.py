@@ -17,7 +17,9 @@ Design (see also ``xjax/random.py``):
   physical shapes; their batching rules only move the batch axis to the
   front, so vmap over keys needs no other batching rules. They print as in
   JAX's jaxprs (``random_bits[bit_width=32 shape=(3,)]``), but their operands
-  print as ``u32[...,2]`` where JAX prints ``key<fry>[...]``.
+  print as ``u32[...,2]`` where JAX prints ``key<fry>[...]``. ``random_wrap`` and
+  ``random_unwrap`` (identities on key data) mark where keys are made from data and
+  data read from keys, as JAX's equations of those names do.
 * The stream layout (``jax_threefry_partitionable``) is read when a
   primitive is bound and kept as its hidden ``partitionable`` param, so
   cached executables and jaxprs stay correct when the flag changes.
@@ -225,6 +227,45 @@ random_bits_p = _key_prim("random_bits", _bits_abstract_eval,
                           lambda keys, bit_width, shape, partitionable:
                           threefry.threefry_random_bits(keys, bit_width, shape, partitionable),
                           _bits_batch)
+
+
+# random_wrap / random_unwrap: key data (*K, 2) <-> typed keys of shape K. Every
+# primitive works on key data, so both are the identity on it; they are bound, and
+# printed, where JAX binds them (`wrap_key_data`, `key_data`, raw `PRNGKey` keys).
+
+def _identity_key_prim(name, abstract_eval, batch_rule):
+  prim = core.Primitive(name)
+  prim.def_impl(lambda data, **_: data)
+  prim.def_abstract_eval(abstract_eval)
+  prim.def_lowering(lambda ctx, data, **_: data)
+  prim.def_batch(batch_rule)
+  ad.defjvp_zero(prim)
+  return prim
+
+
+def _wrap_abstract_eval(data, *, impl):
+  _check_key_data_aval("random_wrap", data)
+  return core.ShapedArray(data.shape, _U32)
+
+
+def _wrap_batch(axis_data, args, dims, *, impl):
+  return random_wrap_p.bind(_keys_first("random_wrap", args, dims), impl=impl), 0
+
+
+random_wrap_p = _identity_key_prim("random_wrap", _wrap_abstract_eval, _wrap_batch)
+
+
+def _unwrap_abstract_eval(data):
+  _check_key_data_aval("random_unwrap", data)
+  return core.ShapedArray(data.shape, _U32)
+
+
+def _unwrap_batch(axis_data, args, dims):
+  (data,), (d,) = args, dims
+  return random_unwrap_p.bind(data), d
+
+
+random_unwrap_p = _identity_key_prim("random_unwrap", _unwrap_abstract_eval, _unwrap_batch)
 
 
 # ----------------------------------------------------------------------------
@@ -457,11 +498,15 @@ def _maybe_consume(keys: PRNGKeyArray, where: str) -> None:
 def random_wrap(key_data, *, impl: PRNGImpl) -> PRNGKeyArray:
   """Key data (uint32, shape (..., 2)) as a typed key array, after JAX's checks."""
   _check_prng_key_data(impl, key_data)
-  return PRNGKeyArray(impl, key_data)
+  if key_data.dtype == dtypes.float0:  # the tangent of keys: no data to wrap
+    return PRNGKeyArray(impl, key_data)
+  return PRNGKeyArray(impl, random_wrap_p.bind(key_data, impl=impl))
 
 
 def random_unwrap(keys: PRNGKeyArray):
-  return keys._base_array
+  """The uint32 key data of typed keys (shape (*keys.shape, 2))."""
+  data = keys._base_array
+  return data if data.dtype == dtypes.float0 else random_unwrap_p.bind(data)
 
 
 def random_seed(seeds, impl: PRNGImpl) -> PRNGKeyArray:
