@@ -44,11 +44,6 @@ def test_jit_compiler_options_reach_xla():
     xjax.jit(lambda a: a * 3, compiler_options={"bogus_option": 1})(X)
 
 
-def test_vmap_spmd_axis_name_raises():
-  with pytest.raises(NotImplementedError, match="spmd_axis_name"):
-    xjax.vmap(lambda a: a, spmd_axis_name="i")
-
-
 @pytest.mark.parametrize("transform", [xjax.grad, xjax.value_and_grad])
 def test_grad_reduce_axes_raises(transform):
   with pytest.raises(NotImplementedError, match="reduce_axes argument to grad is deprecated"):

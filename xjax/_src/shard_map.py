@@ -710,22 +710,28 @@ shard_map_p.def_transpose(_shard_map_transpose)
 # Batching: the batch axis is an unsplit dimension of every shard.
 
 
-def _insert_unsplit(spec, dim: int, ndim: int) -> PartitionSpec:
-  """`spec` (for a rank-`ndim` value) with an unsplit dimension inserted at `dim`."""
-  entries = list(spec) + [None] * (ndim - len(spec))
-  entries.insert(dim, None)
-  return P(*entries)
-
-
 def _shard_map_batch(axis_data, args, dims, *, jaxpr, mesh, in_specs, out_specs, check_vma,
                      newly_manual_axes):
-  in_specs = tuple(s if d is batching.not_mapped else _insert_unsplit(s, d, len(v.aval.shape))
-                   for s, d, v in zip(in_specs, dims, jaxpr.invars))
+  # The batch dimension is split over vmap's spmd_axis_name (each shard then batches
+  # its part of it), else unsplit.
+  spmd_name = axis_data.spmd_name
+  inner_axis_data = axis_data
+
+  def batched_specs(specs, dims, what):
+    if spmd_name is not None and set(spmd_name) & {n for s in specs for e in s
+                                                   for n in axes_of(e)}:
+      raise ValueError(f"vmap spmd_axis_name cannot appear in shard_map {what}")
+    return tuple(s if d is batching.not_mapped else batching.batch_spec(s, d, spmd_name)
+                 for s, d in zip(specs, dims))
+
+  in_specs = batched_specs(in_specs, dims, "in_specs")
+  if spmd_name is not None:
+    inner_axis_data = axis_data._replace(
+        size=axis_data.size // math.prod(mesh.shape[n] for n in spmd_name))
   with _axis_env(mesh, _all_manual(mesh, newly_manual_axes)):
-    batched, out_dims = batching.batch_jaxpr_axes(core.ClosedJaxpr(jaxpr, ()), axis_data,
-                                                  tuple(dims))
-  out_specs = tuple(s if d is batching.not_mapped else _insert_unsplit(s, d, len(v.aval.shape))
-                    for s, d, v in zip(out_specs, out_dims, jaxpr.outvars))
+    batched, out_dims = batching.batch_jaxpr_axes(core.ClosedJaxpr(jaxpr, ()),
+                                                  inner_axis_data, tuple(dims))
+  out_specs = batched_specs(out_specs, out_dims, "out_specs")
   outs = _bind_closed(batched, args, in_specs, out_specs, mesh=mesh, check_vma=check_vma,
                       newly_manual_axes=newly_manual_axes)
   return outs, list(out_dims)

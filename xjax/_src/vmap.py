@@ -64,8 +64,14 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
       prefix of the output pytree); None only for outputs that are not mapped.
     axis_name: a name for the mapped axis, for collectives such as `lax.psum`.
     axis_size: the size of the mapped axis; required when no argument is mapped.
-    spmd_axis_name, sum_match: not implemented yet (they need sharding):
-      anything but None/False raises NotImplementedError.
+    spmd_axis_name: a mesh axis name (or a tuple of them) to split the mapped
+      axis over: the sharding constraints and `shard_map`s inside `fun` get
+      it inserted into their PartitionSpecs at the batch dimension (so
+      ``with_sharding_constraint(x, P('y'))`` under ``spmd_axis_name='x'``
+      constrains the batched value to ``P('x', 'y')``). It must not appear in
+      those specs already.
+    sum_match: with True, a mapped output whose `out_axes` entry is None is
+      summed over the mapped axis instead of raising.
 
   Returns:
     The vectorized function. Its outputs gain the mapped axis at `out_axes`.
@@ -73,8 +79,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
   Raises:
     TypeError: `in_axes`/`out_axes` of the wrong types.
     ValueError: mapped axes of different sizes, an axis out of range for its
-      argument, an axes tree that is not a prefix of the arguments, or a
-      mapped output with ``out_axes=None``.
+      argument, an axes tree that is not a prefix of the arguments, a
+      mapped output with ``out_axes=None`` (without `sum_match`), or (at the
+      constraint or shard_map inside) a `spmd_axis_name` that is not a mesh
+      axis or that the spec already names.
 
   Mirrors `jax.vmap`.
   """
@@ -85,11 +93,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
           or tree_util.is_tree_node(type(in_axes))):
     raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding "
                     f"to the positional arguments passed to the function, but got {in_axes}.")
-  if spmd_axis_name is not None:
-    raise NotImplementedError("vmap(spmd_axis_name=...) is not implemented in xjax yet (it "
-                              "shards the mapped axis over a mesh axis); leave it None.")
-  if sum_match:
-    raise NotImplementedError("vmap(sum_match=True) is not implemented in xjax yet.")
+  if spmd_axis_name is not None and not isinstance(spmd_axis_name, tuple):
+    spmd_axis_name = (spmd_axis_name,)
   _check_axes_spec(in_axes, "in_axes")
   _check_axes_spec(out_axes, "out_axes")
 
@@ -109,9 +114,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     def out_dests(n):
       return flatten_axes("vmap out_axes", out_tree.val, out_axes)
 
-    axis_data = batching.AxisData(axis_name, size)
+    axis_data = batching.AxisData(axis_name, size, spmd_axis_name)
     try:
-      outs = batching.batch_flat(flat_fun, axis_data, leaves, in_dims, out_dests)
+      outs = batching.batch_flat(flat_fun, axis_data, leaves, in_dims, out_dests,
+                                 sum_match=sum_match)
     except batching.SpecMatchError as e:
       full = tree_util.tree_unflatten(out_tree.val, out_dests(out_tree.val.num_leaves))
       paths = tree_util.tree_flatten_with_path(full, is_leaf=_is_none)[0]

@@ -7,7 +7,10 @@
   ``rule(axis_data, args, dims, **params) -> (out, out_dim)``, under the parent
   trace. Primitives none of whose operands are batched run unchanged.
 * `AxisData` names the mapped axis and its size; the collectives
-  (`lax.psum`, `lax.axis_index`, ...) read it to act across the batch.
+  (`lax.psum`, `lax.axis_index`, ...) read it to act across the batch. Its
+  `spmd_name` (vmap's `spmd_axis_name`) names the mesh axes the batch is split
+  over: the sharding rules (`sharding_constraint`, `shard_map`) insert them,
+  with `batch_spec`, at the batch dimension of their PartitionSpecs.
 
 `batch_flat` runs a flat function under a new batch trace; `batch_jaxpr`
 batches a closed jaxpr, for the higher-order primitives' rules. The helpers
@@ -30,14 +33,25 @@ from xjax._src import source_info
 from xjax._src.config import config
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.sharding.partition_spec import PartitionSpec
 
 not_mapped = None
 
 
 class AxisData(NamedTuple):
-  """The mapped axis of one vmap: its name (None if unnamed) and size."""
+  """The mapped axis of one vmap: its name (None if unnamed), its size, and the
+  mesh axes it is split over (`spmd_name`: a tuple of mesh axis names, or None)."""
   name: Any
   size: int
+  spmd_name: tuple | None = None
+
+
+def batch_spec(spec, dim: int, entry) -> PartitionSpec:
+  """`spec` with `entry` (mesh axis names, or None) inserted at `dim`, padded with
+  None up to `dim` first (mirrors JAX's ``pxla.batch_spec``)."""
+  parts = list(spec) + [None] * (dim - len(spec))
+  parts.insert(dim, entry)
+  return PartitionSpec(*parts)
 
 
 # ----------------------------------------------------------------------------
@@ -202,16 +216,19 @@ def _run_batched(fun, axis_data: AxisData, args, in_dims, tag=None):
   return vals, dims
 
 
-def batch_flat(fun, axis_data: AxisData, args, in_dims, out_dims_dest, tag=None):
+def batch_flat(fun, axis_data: AxisData, args, in_dims, out_dims_dest, tag=None,
+               sum_match: bool = False):
   """Runs flat `fun` batched: `args[i]` is mapped along `in_dims[i]` (or None).
 
   `out_dims_dest` is a list (one dest per output: an int axis or None) or a
   function of the number of outputs returning one. Returns the outputs with
-  their batch axes moved to (or broadcast at) the destinations.
+  their batch axes moved to (or broadcast at) the destinations; with
+  `sum_match`, a batched output whose destination is None is summed over its
+  batch axis.
   """
   vals, dims = _run_batched(fun, axis_data, args, in_dims, tag)
   dests = out_dims_dest(len(vals)) if callable(out_dims_dest) else out_dims_dest
-  return [matchaxis(axis_data, d, dest, v, i) for i, (v, d, dest)
+  return [matchaxis(axis_data, d, dest, v, i, sum_match) for i, (v, d, dest)
           in enumerate(zip(vals, dims, dests, strict=True))]
 
 
@@ -223,8 +240,9 @@ class SpecMatchError(Exception):
     self.leaf_idx, self.src, self.dst = leaf_idx, src, dst
 
 
-def matchaxis(axis_data: AxisData, src, dst, x, leaf_idx=None):
-  """`x` batched at `src` moved to `dst` (broadcast when `src` is None)."""
+def matchaxis(axis_data: AxisData, src, dst, x, leaf_idx=None, sum_match: bool = False):
+  """`x` batched at `src` moved to `dst` (broadcast when `src` is None; summed over
+  `src` when `dst` is None and `sum_match`)."""
   if not core.valid_jaxtype(x):
     raise TypeError(f"Output from batched function {x!r} with type {type(x)} "
                     "is not a valid JAX type")
@@ -232,6 +250,8 @@ def matchaxis(axis_data: AxisData, src, dst, x, leaf_idx=None):
     return x
   if src is not_mapped:
     return broadcast(x, axis_data.size, _canonical_axis(dst, np.ndim(x) + 1))
+  if dst is not_mapped and sum_match:
+    return x.sum(src)
   if dst is not_mapped:
     if axis_data.name is not None:
       raise ValueError(f"vmap has mapped output (axis_name={axis_data.name}) "

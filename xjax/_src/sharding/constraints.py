@@ -17,7 +17,7 @@ from xjax._src.interpreters import batching
 from xjax._src.sharding import rules
 from xjax._src.sharding import spmd
 from xjax._src.sharding.mesh import AxisType, Mesh, get_abstract_mesh, get_concrete_mesh
-from xjax._src.sharding.partition_spec import PartitionSpec
+from xjax._src.sharding.partition_spec import PartitionSpec, axes_of
 from xjax._src.sharding.shardings import NamedSharding, Sharding
 
 
@@ -39,10 +39,30 @@ def _lowering(ctx, x, *, sharding):
 
 
 def _batch(axis_data, args, dims, *, sharding):
+  """The batch dimension is split over vmap's `spmd_axis_name`, else left to XLA
+  (UNCONSTRAINED), as in JAX; UNCONSTRAINED dimensions stay so."""
   (x,), (d,) = args, dims
-  spec = list(sharding.spec._normalized_spec_for_aval(len(core.get_aval(x).shape) - 1))
-  spec.insert(d, None)
-  return sharding_constraint_p.bind(x, sharding=sharding.with_spec(PartitionSpec(*spec))), d
+  free_dim = PartitionSpec.UNCONSTRAINED
+  spmd_name, spec, concrete = axis_data.spmd_name, sharding.spec, isinstance(sharding.mesh, Mesh)
+  used = {n for e in spec if e is not None and e is not free_dim
+          for n in (e if isinstance(e, tuple) else (e,))}
+  if spmd_name is not None and set(spmd_name) & used:
+    raise ValueError(f"vmap spmd_axis_name {spmd_name} cannot appear in "
+                     f"with_sharding_constraint spec, but got spec {spec}")
+  free = {i + (d <= i) for i, e in enumerate(spec) if e is free_dim}
+  if spmd_name is None:
+    free.add(d)
+  # Over a concrete mesh JAX goes through XLA's sharding: an unconstrained dimension
+  # reads as unsplit, and trailing unsplit dimensions are dropped.
+  parts = [None if e is free_dim else e for e in spec] if concrete else list(spec)
+  while concrete and parts and parts[-1] is None:
+    parts.pop()
+  parts = list(batching.batch_spec(parts, d, spmd_name))
+  if free:
+    parts += [None] * (len(core.get_aval(x).shape) - len(parts))
+    for i in free:
+      parts[i] = free_dim
+  return sharding_constraint_p.bind(x, sharding=sharding.with_spec(PartitionSpec(*parts))), d
 
 
 sharding_constraint_p = core.Primitive("sharding_constraint")
@@ -160,7 +180,7 @@ def with_sharding_constraint(x, shardings):
     if isinstance(s, NamedSharding):
       explicit = {n for n, t in zip(s.mesh.axis_names, s.mesh.axis_types)
                   if t is AxisType.Explicit}
-      used = {a for e in s.spec for a in ((e,) if isinstance(e, str) else (e or ()))}
+      used = {a for e in s.spec for a in axes_of(e)}
       if explicit & used:
         raise ValueError(
             "The spec of NamedSharding passed to with_sharding_constraint can only refer to "
