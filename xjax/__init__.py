@@ -55,9 +55,15 @@ from xjax._src.api import (clear_caches as clear_caches,
                            named_scope as named_scope,
                            print_environment_info as print_environment_info, typeof as typeof)
 from xjax._src.custom_derivatives import (closure_convert as closure_convert,
+                                          custom_gradient as custom_gradient,
                                           custom_jvp as custom_jvp, custom_vjp as custom_vjp)
+from xjax._src.linear_transpose import (fwd_and_bwd as fwd_and_bwd,
+                                        linear_transpose as linear_transpose)
 
 from xjax import core as core
+from xjax import ad_checkpoint as ad_checkpoint
+from xjax import custom_batching as custom_batching
+from xjax import custom_derivatives as custom_derivatives
 from xjax import debug as debug
 from xjax import distributed as distributed
 from xjax import experimental as experimental
