@@ -15,6 +15,7 @@ import operator
 
 import numpy as np
 
+from xjax._src.array import Array
 from xjax._src import dtypes
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
@@ -231,6 +232,9 @@ _DTYPE_ARGS = ("    dtype: the result dtype (integers and bools accumulate in th
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,  # noqa: A001
         promote_integers=True):
+  if (type(a) is Array and axis is None and dtype is None and out is None and not keepdims
+      and initial is None and where is None and promote_integers is True):
+    return _reduce_sum(a)  # the common call: no keyword arguments to match on dispatch
   check_no_out("sum", out)
   return _reduce_sum(ensure_arraylike("sum", a), axis=_static_axis(axis), dtype=dtype,
                      keepdims=bool(keepdims), initial=initial, where=where,
