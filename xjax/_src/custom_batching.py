@@ -17,13 +17,13 @@ batch with `lax.map` (a loop).
 from __future__ import annotations
 
 import functools
-import inspect
 import operator
 import re
 
 from xjax._src import core
 from xjax._src import tree_util
 from xjax._src.api_util import fun_name
+from xjax._src.custom_derivatives import resolve_kwargs
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
@@ -72,7 +72,7 @@ class custom_vmap:
 
   def __call__(self, *args, **kwargs):
     name = fun_name(self.fun)
-    args = _resolve_kwargs(self.fun, name, args, kwargs)
+    args = resolve_kwargs(self.fun, "custom_vmap", name, args, kwargs)
     if self.vmap_rule is None:
       raise AttributeError(f"No batching rule defined for custom_vmap function {name} "
                            "using def_vmap.")
@@ -86,24 +86,6 @@ class custom_vmap:
     outs = custom_vmap_p.bind(*consts, *leaves, call=call, rule=ClosedRule(self.vmap_rule),
                               in_tree=in_tree, out_tree=out_tree[0])
     return tree_util.tree_unflatten(out_tree[0], outs)
-
-
-def _resolve_kwargs(fun, name, args, kwargs):
-  """The arguments as `fun`'s positional ones, defaults filled in (JAX's TypeError if not)."""
-  if isinstance(fun, functools.partial):
-    fun = lambda *args, **kwargs: None  # a partial's signature is opaque, as in JAX
-  try:
-    bound = inspect.signature(fun).bind(*args, **kwargs)
-    bound.apply_defaults()
-    passed = [k for k in bound.kwargs if k in kwargs]
-    if passed:
-      raise TypeError("The following keyword arguments could not be resolved to positions: "
-                      f"{', '.join(passed)}")
-  except TypeError as e:
-    raise TypeError(f"The input arguments to the custom_vmap-decorated function {name} could "
-                    "not be resolved to positional-only arguments. Binding failed with the "
-                    f"error:\n{e}") from e
-  return bound.args
 
 
 def _flatten_fun(fun, in_tree):

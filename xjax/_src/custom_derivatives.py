@@ -132,17 +132,21 @@ def _from_symbolic(t):
 
 
 def _resolve_kwargs(custom, args, kwargs):
-  """Positional arguments for `custom.fun` (custom derivative rules take positional args only).
-
-  Raises JAX's TypeError when the arguments do not bind, or a keyword
-  argument has no position.
-  """
+  """Positional arguments for `custom.fun` (custom derivative rules take positional args only)."""
   if not kwargs:
     return tuple(args)
-  fun = custom.fun
+  return resolve_kwargs(custom.fun, type(custom).__name__, fun_name(custom.fun), args, kwargs)
+
+
+def resolve_kwargs(fun, kind: str, name: str, args, kwargs) -> tuple:
+  """`args` and `kwargs` as `fun`'s positional arguments, defaults filled in.
+
+  Raises JAX's TypeError (naming the `kind`-decorated function `name`) when
+  the arguments do not bind, or a keyword argument has no position.
+  """
+  if isinstance(fun, functools.partial):  # an opaque signature, as in JAX
+    fun = lambda *args, **kwargs: None
   try:
-    if isinstance(fun, functools.partial):  # an opaque signature, as in JAX
-      fun = lambda *args, **kwargs: None
     bound = inspect.signature(fun).bind(*args, **kwargs)
     bound.apply_defaults()
     passed = [k for k in bound.kwargs if k in kwargs]
@@ -150,9 +154,9 @@ def _resolve_kwargs(custom, args, kwargs):
       raise TypeError("The following keyword arguments could not be resolved to positions: "
                       f"{', '.join(passed)}")
   except TypeError as e:
-    raise TypeError(f"The input arguments to the {type(custom).__name__}-decorated function "
-                    f"{fun_name(custom.fun)} could not be resolved to positional-only arguments. "
-                    f"Binding failed with the error:\n{e}") from e
+    raise TypeError(f"The input arguments to the {kind}-decorated function {name} could not "
+                    "be resolved to positional-only arguments. Binding failed with the "
+                    f"error:\n{e}") from e
   return bound.args
 
 

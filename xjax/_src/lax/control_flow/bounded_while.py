@@ -23,6 +23,7 @@ from xjax._src import tree_util
 from xjax._src.checkpoint import checkpoint as _checkpoint
 from xjax._src.debugging import debug_callback
 from xjax._src.lax.control_flow import common
+from xjax._src.lax.control_flow import loops
 from xjax._src.lax.control_flow.conditionals import abstractify, cond
 from xjax._src.lax.control_flow.scan import scan
 from xjax._src.lax.elementwise import add, bitwise_and, lt
@@ -137,20 +138,7 @@ def _trace_loop_functions(cond_fun, body_fun, init_val, tree, leaves, avals):
   (weakly typed ones promoted to the body's types).
   """
   in_tree = tree_util.tree_structure((init_val,))
-
-  def create(avals):
-    cond_jaxpr, cond_consts, cond_tree = common.trace_to_jaxpr(cond_fun, in_tree, avals,
-                                                               "while_cond")
-    body_jaxpr, body_consts, body_tree = common.trace_to_jaxpr(body_fun, in_tree, avals,
-                                                               "while_body")
-    if not tree_util.treedef_is_leaf(cond_tree) or len(cond_jaxpr.out_avals) != 1:
-      raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
-    pred = cond_jaxpr.out_avals[0]
-    if pred.shape != () or pred.dtype != np.bool_:
-      raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
-                      f"[{pred!r}].")
-    return cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree
-
+  create = lambda avals: loops.trace_cond_and_body(cond_fun, body_fun, in_tree, avals)
   cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree = create(avals)
   body_out = body_jaxpr.out_avals
   if len(body_out) != len(avals):

@@ -28,6 +28,25 @@ from xjax._src.lax.reductions import reduce_or
 
 
 @traceback_util.api_boundary
+def trace_cond_and_body(cond_fun, body_fun, in_tree, avals):
+  """`cond_fun` and `body_fun` traced on carries of `avals` (flattened from `in_tree`),
+  with while_loop's check that cond returns a boolean scalar.
+
+  Returns (cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree).
+  """
+  cond_jaxpr, cond_consts, cond_tree = common.trace_to_jaxpr(cond_fun, in_tree, avals,
+                                                             "while_cond")
+  body_jaxpr, body_consts, body_tree = common.trace_to_jaxpr(body_fun, in_tree, avals,
+                                                             "while_body")
+  if not tree_util.treedef_is_leaf(cond_tree) or len(cond_jaxpr.out_avals) != 1:
+    raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
+  pred = cond_jaxpr.out_avals[0]
+  if pred.shape != () or pred.dtype != np.bool_:
+    raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
+                    f"[{pred!r}].")
+  return cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree
+
+
 def while_loop(cond_fun, body_fun, init_val):
   """Repeats ``val = body_fun(val)`` while ``cond_fun(val)``; returns the final `val`.
 
@@ -50,20 +69,7 @@ def while_loop(cond_fun, body_fun, init_val):
   leaves, tree = tree_util.tree_flatten(init_val)
   avals = [abstractify(x) for x in leaves]
   in_tree = tree_util.tree_structure((init_val,))
-
-  def create(avals):
-    cond_jaxpr, cond_consts, cond_tree = common.trace_to_jaxpr(cond_fun, in_tree, avals,
-                                                               "while_cond")
-    body_jaxpr, body_consts, body_tree = common.trace_to_jaxpr(body_fun, in_tree, avals,
-                                                               "while_body")
-    if not tree_util.treedef_is_leaf(cond_tree) or len(cond_jaxpr.out_avals) != 1:
-      raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
-    pred = cond_jaxpr.out_avals[0]
-    if pred.shape != () or pred.dtype != np.bool_:
-      raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
-                      f"[{pred!r}].")
-    return cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree
-
+  create = lambda avals: trace_cond_and_body(cond_fun, body_fun, in_tree, avals)
   cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree = create(avals)
   n_bc = len(body_consts)
   body_out = body_jaxpr.out_avals
