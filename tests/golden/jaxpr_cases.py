@@ -318,4 +318,9 @@ def cases(jax, jnp, lax, np):
       lambda x, xs: lax.scan(lambda c, a: ((c[0], c[1] + a), a), x, xs), ((0.0, 1.0), f32(3)))
   add("cf_map", lambda xs: lax.map(jnp.sin, xs), (f32(3),))
   add("cf_map_batch_size", lambda xs: lax.map(jnp.sin, xs, batch_size=2), (f32(4),))
+  # --- zero derivatives, staged as JAX stages them (issue 21) ---------------------------------
+  add("grad_zero_vector", jax.grad(lambda x, y: x.sum(), argnums=1), (f32(3), f32(3)))
+  add("grad_zero_scalar", jax.grad(lambda x, y: x, argnums=1), (1.0, 2.0))
+  add("jvp_of_constant", lambda x: jax.jvp(lambda a: 2.0, (x,), (x,)), (1.0,))
+  add("jacfwd_of_constant", jax.jacfwd(lambda x: jnp.ones(2)), (f32(3),))
   return out

@@ -529,6 +529,9 @@ def _to_array(x):
     return x
   if getattr(x, "dtype", None) == dtypes.float0:
     return np.zeros(np.shape(x), dtypes.float0)  # as JAX: float0 tangents stay NumPy arrays
+  trace = core.trace_ctx.trace
+  if isinstance(trace, pe.DynamicJaxprTrace) and pe.is_literalable(x):
+    return trace.to_jaxpr_tracer(x)  # staged as a literal (a zero gradient prints 0.0:f32[])
   return dispatch.device_put_value(np.asarray(x) if not isinstance(x, (int, float, complex, bool)) else x)
 
 

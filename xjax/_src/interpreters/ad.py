@@ -43,8 +43,12 @@ class Zero:
 
 
 def zeros_like_aval(aval: core.ShapedArray):
-  """A concrete zero of `aval` (a host constant; float0 zeros for integer tangents)."""
-  return np.zeros(aval.shape, aval.dtype)
+  """A zero of `aval`: a host constant (float0 zeros for integer tangents), or under a
+  trace, as JAX stages one, a broadcast of a scalar zero literal."""
+  if not aval.shape or aval.dtype == dtypes.float0 or core.trace_ctx.trace is core.eval_trace:
+    return np.zeros(aval.shape, aval.dtype)
+  from xjax._src.lax import structural  # above ad in the layering
+  return structural.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
 
 
 def instantiate_zeros(t):

@@ -78,7 +78,7 @@ class DynamicJaxprTracer(core.Tracer):
     return "\n" + origin
 
 
-def _is_literalable(x) -> bool:
+def is_literalable(x) -> bool:
   t = type(x)
   if t in (int, float, bool, complex):
     return True
@@ -116,7 +116,7 @@ class DynamicJaxprTrace(core.Trace):
     if tracer is not None:
       return tracer
     aval = core.get_aval(x)
-    if _is_literalable(x):
+    if is_literalable(x):
       # Python scalars and canonical NumPy values (which may carry a weak type) stay as
       # they are; other NumPy scalars are canonicalized (float64 -> float32 without x64).
       keep = isinstance(x, (int, float, bool, complex)) or (
