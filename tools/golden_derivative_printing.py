@@ -95,6 +95,23 @@ def cases(jax, jnp, lax, np):
       raw4)
   add("key_vmap_fold_in", lambda d, i: jax.vmap(r.fold_in)(r.wrap_key_data(d), i), raw4,
       np.arange(4, dtype=np.int32))
+  # Key arrays as arguments, indexed, reshaped, joined, carried and selected.
+  key0 = r.key(0)
+  ks = r.split(r.key(1), 3)
+  add("key_arg_split", lambda k: r.split(k), key0)
+  add("key_arg_index", lambda k: r.split(k, 3)[1], key0)
+  add("key_arg_reshape_index", lambda k: r.split(k, 4).reshape(2, 2)[0], key0)
+  add("key_arg_dynamic_index", lambda k, i: r.split(k, 3)[i], key0, np.int32(1))
+  add("key_arg_gather", lambda k: r.split(k, 4)[np.array([0, 2])], key0)
+  add("key_arg_transpose", lambda k: r.split(k, (2, 3)).T, key0)
+  add("key_arg_concatenate", lambda k: jnp.concatenate([r.split(k), r.split(k, 3)]), key0)
+  add("key_arg_scan", lambda k: lax.scan(lambda c, _: (r.split(c)[0], r.uniform(c, (2,))), k,
+                                         None, length=2), key0)
+  add("key_arg_cond", lambda p, k: lax.cond(p, lambda k: r.split(k)[0], lambda k: k, k),
+      np.bool_(True), key0)
+  add("key_arg_vmap_uniform", jax.vmap(lambda k: r.uniform(k, (2,))), ks)
+  add("key_arg_grad", jax.grad(lambda x, k: (x * r.uniform(k, (2,))).sum()), x, key0)
+  add("key_arg_jit_bits", jax.jit(lambda k: r.bits(k[0], (3,))), ks)
   return out
 
 

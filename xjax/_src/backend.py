@@ -409,10 +409,19 @@ def hlo_text(mlir_text: str) -> str:
 def result_handlers(avals, device, committed: bool) -> list:
   """Handlers turning an execution's outputs into buffers (one per output aval)."""
   sharding = _jax.SingleDeviceSharding(device)
-  # A float0 output is bool zeros on the device.
-  return [_jax.array_result_handler(_HostAval(a.shape, np.dtype(np.bool_)) if _is_float0(a.dtype)
-                                    else a, sharding, committed, _skip_checks=True)
+  return [_jax.array_result_handler(_buffer_aval(a), sharding, committed, _skip_checks=True)
           for a in avals]
+
+
+def _buffer_aval(aval):
+  """The aval of the buffer holding a value of `aval`: float0 as bool zeros, an extended
+  dtype (PRNG keys, key<fry>[K]) as its physical data (uint32[K,2])."""
+  physical_shape = getattr(aval.dtype, "physical_element_shape", None)
+  if physical_shape is not None:
+    return _HostAval((*aval.shape, *physical_shape), aval.dtype.physical_element_dtype)
+  if _is_float0(aval.dtype):
+    return _HostAval(aval.shape, np.dtype(np.bool_))
+  return aval
 
 
 # ----------------------------------------------------------------------------
@@ -485,8 +494,7 @@ def copy_to_device(buffer, device):
 
 def sharded_result_handlers(avals, devices: tuple, tiles, committed: bool) -> list:
   """Handlers assembling each output of an SPMD execution as a multi-device array."""
-  return [_jax.array_result_handler(_HostAval(a.shape, np.dtype(np.bool_)) if _is_float0(a.dtype)
-                                    else a, _gspmd_sharding(devices, t), committed,
+  return [_jax.array_result_handler(_buffer_aval(a), _gspmd_sharding(devices, t), committed,
                                     _skip_checks=True)
           for a, t in zip(avals, tiles)]
 

@@ -54,7 +54,7 @@ class ShapedArray:
 
   def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
     self.shape = tuple(shape)
-    self.dtype = np.dtype(dtype)
+    self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
     self.weak_type = bool(weak_type)
     self.sharding = sharding
     self._hash = hash((self.shape, self.dtype, self.weak_type) if sharding is None else
@@ -115,10 +115,25 @@ class ShapedArray:
     return self.shape[0]
 
   def to_tangent_aval(self) -> ShapedArray:
-    """The aval of this value's tangents: float0 for integer and boolean arrays."""
+    """The aval of this value's tangents: float0 for integer, boolean and key arrays."""
     if dtypes.issubdtype(self.dtype, np.inexact):
       return self.update(weak_type=self.weak_type)
     return ShapedArray(self.shape, dtypes.float0)
+
+
+def is_extended(aval) -> bool:
+  """Whether `aval` has an extended dtype (PRNG keys: ``key<fry>``)."""
+  return isinstance(getattr(aval, "dtype", None), dtypes.ExtendedDType)
+
+
+def physical_aval(aval):
+  """The aval of the data holding a value of `aval`: itself unless its dtype is extended,
+  when the dtype's element shape is appended (``key<fry>[3]`` -> ``uint32[3,2]``)."""
+  dtype = getattr(aval, "dtype", None)
+  if not isinstance(dtype, dtypes.ExtendedDType):
+    return aval
+  return ShapedArray((*aval.shape, *dtype.physical_element_shape),
+                     dtype.physical_element_dtype)
 
 
 class AbstractToken:

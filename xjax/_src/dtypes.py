@@ -40,9 +40,16 @@ class prng_key(extended):
 
 class ExtendedDType:
   """Base class of extended dtypes: objects with a ``type`` (a subclass of
-  ``extended``), a ``name`` and ``_rules`` that say how the dtype lowers."""
+  ``extended``), a ``name`` and ``_rules`` that say how the dtype lowers.
+
+  An array of an extended dtype and shape S is stored (on the device, in
+  StableHLO) as an array of ``physical_element_dtype`` and shape
+  ``(*S, *physical_element_shape)``: a ``key<fry>[3]`` is a ``u32[3,2]``.
+  """
   type: type = extended
   _rules: Any = None
+  physical_element_shape: tuple = ()
+  physical_element_dtype: np.dtype = np.dtype(np.uint8)
 
 
 bool_ = np.bool_

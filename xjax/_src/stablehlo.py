@@ -48,7 +48,14 @@ def element_type(dtype) -> str:
 
 
 def tensor_type(shape, dtype) -> str:
-  """'tensor<3x4xf32>' for shape (3, 4) and float32; 'tensor<f32>' for a scalar."""
+  """'tensor<3x4xf32>' for shape (3, 4) and float32; 'tensor<f32>' for a scalar.
+
+  An extended dtype (``key<fry>``) is its physical data: ``key<fry>[3]`` is
+  'tensor<3x2xui32>'.
+  """
+  physical_shape = getattr(dtype, "physical_element_shape", None)
+  if physical_shape is not None:
+    shape, dtype = (*shape, *physical_shape), dtype.physical_element_dtype
   if not all(0 <= d < 2 ** 63 for d in shape):
     # User sizes are checked by the shape rules (core.check_shapelike); this
     # keeps a missed check from reaching XLA as a module it cannot parse.

@@ -92,7 +92,7 @@ def _gamma_one(key, alpha, log_space):
 def _gamma_impl(key_data, a, *, log_space, partitionable):
   """Gamma samples of a's shape; the keys (shape a.shape[:k]) are split to match a."""
   with config.override("jax_threefry_partitionable", partitionable):
-    keys = prng.PRNGKeyArray(prng.threefry_prng_impl, key_data)
+    keys = prng.random_wrap(key_data, impl=prng.threefry_prng_impl)
     a_shape = np.shape(a)
     split_count = int(np.prod(a_shape[keys.ndim:], dtype=np.int64))
     keys = vmap(lambda k: _split(k, split_count))(keys.flatten()).flatten()

@@ -82,6 +82,8 @@ def check_prng_key(name: str, key, *, allow_batched: bool = False):
   """``(typed key, was_raw)``: wraps raw uint32 keys, with JAX's checks and messages."""
   if isinstance(key, PRNGKeyArray):
     typed, wrapped = key, False
+  elif isinstance(getattr(key, "dtype", None), prng.KeyTy):  # a bare key-typed value
+    typed, wrapped = PRNGKeyArray(key.dtype._impl, key), False
   elif _is_arraylike(key):
     typed, wrapped = prng.random_wrap(key, impl=default_prng_impl()), True
   else:

@@ -34,12 +34,18 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from xjax._src import core
+from xjax._src import dispatch
 from xjax._src import dtypes
+from xjax._src import jaxpr_keys
+from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
+from xjax._src.array import Array
 from xjax._src.config import config
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.lax import elementwise as ew
+from xjax._src.lax import slicing
 from xjax._src.lax import structural as st
 from xjax._src.random import threefry
 
@@ -90,6 +96,12 @@ class KeyTy(dtypes.ExtendedDType):
   def itemsize(self) -> int:
     return math.prod(self._impl.key_shape) * _U32.itemsize
 
+  @property
+  def physical_element_shape(self) -> tuple:
+    return self._impl.key_shape
+
+  physical_element_dtype = _U32
+
   def __repr__(self):
     return self.name
 
@@ -107,6 +119,61 @@ def partitionable() -> bool:
 
 
 # ----------------------------------------------------------------------------
+# Running on concrete keys
+
+
+def key_aval(shape, impl: PRNGImpl) -> core.ShapedArray:
+  return core.ShapedArray(shape, KeyTy(impl))
+
+
+def _as_keys(data: Array, aval) -> Array:
+  """A key-typed Array (`aval`) over the buffer of its physical data `data`."""
+  return Array(data._buf, aval, data._device, data._committed)
+
+
+def _as_data(keys: Array) -> Array:
+  """The physical data (uint32, shape (*keys.shape, 2)) of a key-typed Array, no copy."""
+  return Array(keys._buf, core.physical_aval(keys.aval), keys._device, keys._committed)
+
+
+def run_eager(name: str, fn, *args, fn_key=None) -> list:
+  """`fn(*args)` (a list of arrays, some key-typed) on concrete arguments.
+
+  `fn` is traced at the arguments' avals and compiled once per jaxpr; its
+  key-typed results are read out as their physical data (`random_unwrap`) and
+  come back as key-typed Arrays over those buffers. A hashable `fn_key` naming
+  what `fn` computes lets later calls skip the tracing too.
+  """
+  device, committed = dispatch.pick_device(args, name)
+  avals = [core.get_aval(a) for a in args]
+  memo_key = (fn_key, tuple(avals), device, config.values_key()) if fn_key is not None else None
+  hit = _eager_programs.get(memo_key) if memo_key is not None else None
+  if hit is None:
+    out_avals = []
+
+    def physical(*xs):
+      outs = fn(*xs)
+      out_avals[:] = [core.get_aval(o) for o in outs]
+      return [random_unwrap_p.bind(o) if core.is_extended(a) else o
+              for o, a in zip(outs, out_avals)]
+    closed = pe.trace_to_jaxpr(physical, avals)
+    key = ("xjax_keys", jaxpr_keys.structure_key(closed), device, config.values_key())
+    hit = (dispatch.cached_executable(key, lambda: dispatch.compile_jaxpr(closed, device, name)),
+           out_avals)
+    if memo_key is not None:
+      if len(_eager_programs) >= 512:
+        _eager_programs.pop(next(iter(_eager_programs)))
+      _eager_programs[memo_key] = hit
+  exe, out_avals = hit
+  outs = exe.run([dispatch.to_buffer(a, device) for a in args], committed)
+  return [_as_keys(o, a) if core.is_extended(a) else o for o, a in zip(outs, out_avals)]
+
+
+# (fn_key, argument avals, device, flags) -> (executable, output avals), oldest first.
+_eager_programs: dict = {}
+
+
+# ----------------------------------------------------------------------------
 # Lowering by tracing a function of the physical key data
 
 
@@ -119,14 +186,22 @@ def _traced(fun, avals, params, config_key):
 def _lower_by_tracing(name, fun):
   """A lowering emitting `fun` (a function of the physical operands) as a private function."""
   def lowering(ctx, *args, **params):
-    closed = _traced(fun, tuple(ctx.avals_in), tuple(sorted(params.items())),
-                     config.values_key())
+    avals = tuple(core.physical_aval(a) for a in ctx.avals_in)
+    closed = _traced(fun, avals, tuple(sorted(params.items())), config.values_key())
     return ctx.call(closed, name, args)[0]
   return lowering
 
 
 def _key_prim(name, abstract_eval, fun, batch_rule):
   prim = core.Primitive(name)
+  def impl(*args, **params):
+    try:
+      fn_key = (prim, tuple(sorted(params.items())))
+      hash(fn_key)
+    except TypeError:  # an unhashable parameter: traced on every call
+      fn_key = None
+    return run_eager(name, lambda *xs: [prim.bind(*xs, **params)], *args, fn_key=fn_key)[0]
+  prim.def_impl(impl)
   prim.def_abstract_eval(abstract_eval)
   prim.def_lowering(_lower_by_tracing(name, fun))
   prim.def_batch(batch_rule)
@@ -135,27 +210,23 @@ def _key_prim(name, abstract_eval, fun, batch_rule):
   return prim
 
 
-def _check_key_data_aval(name, aval):
-  if aval.dtype != _U32 or not aval.shape or aval.shape[-1] != 2:
-    raise TypeError(f"internal: {name} takes uint32 key data of shape (..., 2), got "
-                    f"{aval.str_short()}")
+def _check_key_aval(name, aval):
+  if not isinstance(aval.dtype, KeyTy):
+    raise TypeError(f"{name} accepts PRNG key arrays, got {aval.str_short()}")
 
 
-def _keys_first(name, args, dims):
-  """The key data with its batch axis first (an error if vmap mapped the key-data axis)."""
+def _keys_first(args, dims):
+  """The keys with their batch axis first."""
   (keys,), (d,) = args, dims
-  if d == np.ndim(keys) - 1:
-    raise ValueError(f"vmap over the key-data axis of raw PRNG keys in {name}: map an axis "
-                     "of the key array instead (raw keys have shape (..., 2))")
   return batching.moveaxis(keys, d, 0)
 
 
-# random_seed: integer seeds (any shape S) -> key data (*S, 2)
+# random_seed: integer seeds (any shape S) -> keys of shape S
 
 def _seed_abstract_eval(seeds, *, impl):
   if not dtypes.issubdtype(seeds.dtype, np.integer):
     raise TypeError(f"PRNG key seed must be an integer; got {seeds.str_short()}")
-  return core.ShapedArray((*seeds.shape, 2), _U32)
+  return key_aval(seeds.shape, impl)
 
 
 def _seed_batch(axis_data, args, dims, *, impl):
@@ -167,16 +238,16 @@ random_seed_p = _key_prim("random_seed", _seed_abstract_eval,
                           lambda seeds, impl: impl.seed(seeds), _seed_batch)
 
 
-# random_split: key data (*K, 2) -> (*K, *shape, 2)
+# random_split: keys K -> keys (*K, *shape)
 
 def _split_abstract_eval(keys, *, shape, partitionable):
-  _check_key_data_aval("random_split", keys)
+  _check_key_aval("random_split", keys)
   core.check_shapelike("random_split", "shape", shape)
-  return core.ShapedArray((*keys.shape[:-1], *shape, 2), _U32)
+  return key_aval((*keys.shape, *shape), keys.dtype._impl)
 
 
 def _split_batch(axis_data, args, dims, **params):
-  return random_split_p.bind(_keys_first("random_split", args, dims), **params), 0
+  return random_split_p.bind(_keys_first(args, dims), **params), 0
 
 
 random_split_p = _key_prim("random_split", _split_abstract_eval,
@@ -184,26 +255,24 @@ random_split_p = _key_prim("random_split", _split_abstract_eval,
                            threefry.threefry_split(keys, shape, partitionable), _split_batch)
 
 
-# random_fold_in: key data (*K, 2) and uint32 messages M -> (*broadcast(K, M), 2)
+# random_fold_in: keys K and uint32 messages M -> keys broadcast(K, M)
 
 def _fold_in_abstract_eval(keys, msgs):
-  _check_key_data_aval("random_fold_in", keys)
-  shape = np.broadcast_shapes(keys.shape[:-1], msgs.shape)
-  return core.ShapedArray((*shape, 2), _U32)
+  _check_key_aval("random_fold_in", keys)
+  shape = np.broadcast_shapes(keys.shape, msgs.shape)
+  return key_aval(shape, keys.dtype._impl)
 
 
 def _fold_in_batch(axis_data, args, dims):
-  # Bring both to one logical rank, batch axis first (size 1 where unbatched).
+  # Bring both to one rank, batch axis first (size 1 where unbatched).
   (keys, msgs), (kd, md) = args, dims
-  rank = max(np.ndim(keys) - 1 - (kd is not None), np.ndim(msgs) - (md is not None))
+  rank = max(np.ndim(keys) - (kd is not None), np.ndim(msgs) - (md is not None))
 
-  def prepare(x, d, trailing):
+  def prepare(x, d):
     x = batching.moveaxis(x, d, 0) if d is not None else st.reshape(x, (1, *np.shape(x)))
     shape = np.shape(x)
-    logical = shape[1:len(shape) - trailing]
-    pad = (1,) * (rank - len(logical))
-    return st.reshape(x, (shape[0], *pad, *shape[1:]))
-  return random_fold_in_p.bind(prepare(keys, kd, 1), prepare(msgs, md, 0)), 0
+    return st.reshape(x, (shape[0], *(1,) * (rank + 1 - len(shape)), *shape[1:]))
+  return random_fold_in_p.bind(prepare(keys, kd), prepare(msgs, md)), 0
 
 
 random_fold_in_p = _key_prim("random_fold_in", _fold_in_abstract_eval,
@@ -211,16 +280,16 @@ random_fold_in_p = _key_prim("random_fold_in", _fold_in_abstract_eval,
                              _fold_in_batch)
 
 
-# random_bits: key data (*K, 2) -> uint<bit_width> (*K, *shape)
+# random_bits: keys K -> uint<bit_width> (*K, *shape)
 
 def _bits_abstract_eval(keys, *, bit_width, shape, partitionable):
-  _check_key_data_aval("random_bits", keys)
+  _check_key_aval("random_bits", keys)
   core.check_shapelike("random_bits", "shape", shape)
-  return core.ShapedArray((*keys.shape[:-1], *shape), np.dtype(f"uint{bit_width}"))
+  return core.ShapedArray((*keys.shape, *shape), np.dtype(f"uint{bit_width}"))
 
 
 def _bits_batch(axis_data, args, dims, **params):
-  return random_bits_p.bind(_keys_first("random_bits", args, dims), **params), 0
+  return random_bits_p.bind(_keys_first(args, dims), **params), 0
 
 
 random_bits_p = _key_prim("random_bits", _bits_abstract_eval,
@@ -229,13 +298,12 @@ random_bits_p = _key_prim("random_bits", _bits_abstract_eval,
                           _bits_batch)
 
 
-# random_wrap / random_unwrap: key data (*K, 2) <-> typed keys of shape K. Every
-# primitive works on key data, so both are the identity on it; they are bound, and
-# printed, where JAX binds them (`wrap_key_data`, `key_data`, raw `PRNGKey` keys).
+# random_wrap / random_unwrap: key data (*K, 2) <-> keys of shape K. Identities on the
+# physical data: eagerly they reinterpret the buffer; they lower to nothing.
 
-def _identity_key_prim(name, abstract_eval, batch_rule):
+def _identity_key_prim(name, abstract_eval, impl, batch_rule):
   prim = core.Primitive(name)
-  prim.def_impl(lambda data, **_: data)
+  prim.def_impl(impl)
   prim.def_abstract_eval(abstract_eval)
   prim.def_lowering(lambda ctx, data, **_: data)
   prim.def_batch(batch_rule)
@@ -244,28 +312,149 @@ def _identity_key_prim(name, abstract_eval, batch_rule):
 
 
 def _wrap_abstract_eval(data, *, impl):
-  _check_key_data_aval("random_wrap", data)
-  return core.ShapedArray(data.shape, _U32)
+  if data.dtype != _U32 or not data.shape or data.shape[-1] != 2:
+    raise TypeError(f"random_wrap takes uint32 key data of shape (..., 2), got "
+                    f"{data.str_short()}")
+  return key_aval(data.shape[:-1], impl)
+
+
+def _wrap_impl(data, *, impl):
+  if type(data) is not Array:
+    data = dispatch.device_put_value(data)
+  return _as_keys(data, _wrap_abstract_eval(data.aval, impl=impl))
 
 
 def _wrap_batch(axis_data, args, dims, *, impl):
-  return random_wrap_p.bind(_keys_first("random_wrap", args, dims), impl=impl), 0
+  (data,), (d,) = args, dims
+  if d == np.ndim(data) - 1:
+    raise ValueError("vmap over the key-data axis of raw PRNG keys: map an axis of the "
+                     "key array instead (raw keys have shape (..., 2))")
+  return random_wrap_p.bind(batching.moveaxis(data, d, 0), impl=impl), 0
 
 
-random_wrap_p = _identity_key_prim("random_wrap", _wrap_abstract_eval, _wrap_batch)
+random_wrap_p = _identity_key_prim("random_wrap", _wrap_abstract_eval, _wrap_impl, _wrap_batch)
 
 
-def _unwrap_abstract_eval(data):
-  _check_key_data_aval("random_unwrap", data)
-  return core.ShapedArray(data.shape, _U32)
+def _unwrap_abstract_eval(keys):
+  _check_key_aval("random_unwrap", keys)
+  return core.physical_aval(keys)
 
 
 def _unwrap_batch(axis_data, args, dims):
-  (data,), (d,) = args, dims
-  return random_unwrap_p.bind(data), d
+  (keys,), (d,) = args, dims
+  return random_unwrap_p.bind(keys), d
 
 
-random_unwrap_p = _identity_key_prim("random_unwrap", _unwrap_abstract_eval, _unwrap_batch)
+random_unwrap_p = _identity_key_prim("random_unwrap", _unwrap_abstract_eval, _as_data,
+                                     _unwrap_batch)
+
+
+# ----------------------------------------------------------------------------
+# Structural primitives on key arrays: they lower as on the keys' physical data,
+# whose trailing key-data axes every index, size and permutation passes through.
+
+
+def _physical_lowering(rule, adapt=None):
+  """`rule` run on the physical avals (and, by `adapt`, operands and params) of key arrays."""
+  def lowering(ctx, *args, **params):
+    avals_in, avals_out = ctx.avals_in, ctx.avals_out
+    if not any(map(core.is_extended, (*avals_in, *avals_out))):
+      return rule(ctx, *args, **params)
+    ctx.avals_in = [core.physical_aval(a) for a in avals_in]
+    ctx.avals_out = [core.physical_aval(a) for a in avals_out]
+    try:
+      if adapt is not None:
+        args, params = adapt(ctx, avals_in, avals_out, list(args), dict(params))
+      return rule(ctx, *args, **params)
+    finally:
+      ctx.avals_in, ctx.avals_out = avals_in, avals_out
+  return lowering
+
+
+def _trailing(aval) -> tuple:
+  """The key-data shape of an aval of keys."""
+  return aval.dtype.physical_element_shape
+
+
+def _adapt_slice(ctx, avals_in, avals_out, args, params):
+  extra = _trailing(avals_in[0])
+  params["start_indices"] = (*params["start_indices"], *(0 for _ in extra))
+  params["limit_indices"] = (*params["limit_indices"], *extra)
+  if params["strides"] is not None:
+    params["strides"] = (*params["strides"], *(1 for _ in extra))
+  return args, params
+
+
+def _adapt_reshape(ctx, avals_in, avals_out, args, params):
+  aval = avals_in[0]
+  params["new_sizes"] = (*params["new_sizes"], *_trailing(aval))
+  if params["dimensions"] is not None:
+    params["dimensions"] = (*params["dimensions"],
+                            *range(aval.ndim, aval.ndim + len(_trailing(aval))))
+  return args, params
+
+
+def _adapt_broadcast_in_dim(ctx, avals_in, avals_out, args, params):
+  extra, n = _trailing(avals_out[0]), len(avals_out[0].shape)
+  params["shape"] = (*params["shape"], *extra)
+  params["broadcast_dimensions"] = (*params["broadcast_dimensions"], *range(n, n + len(extra)))
+  return args, params
+
+
+def _adapt_transpose(ctx, avals_in, avals_out, args, params):
+  aval = avals_in[0]
+  params["permutation"] = (*params["permutation"],
+                           *range(aval.ndim, aval.ndim + len(_trailing(aval))))
+  return args, params
+
+
+def _zero_indices(ctx, avals_in, n_operands, args):
+  """Start indices of 0 for the key-data axes (of the other indices' dtype)."""
+  index_aval = avals_in[n_operands] if len(avals_in) > n_operands else \
+      core.ShapedArray((), np.int32)
+  extra = _trailing(avals_in[0])
+  zeros = [ctx.constant(np.zeros((), index_aval.dtype)) for _ in extra]
+  ctx.avals_in = [*ctx.avals_in, *(index_aval for _ in extra)]
+  return [*args, *zeros]
+
+
+def _adapt_dynamic_slice(ctx, avals_in, avals_out, args, params):
+  params["slice_sizes"] = (*params["slice_sizes"], *_trailing(avals_in[0]))
+  return _zero_indices(ctx, avals_in, 1, args), params
+
+
+def _adapt_dynamic_update_slice(ctx, avals_in, avals_out, args, params):
+  return _zero_indices(ctx, avals_in, 2, args), params
+
+
+def _adapt_gather(ctx, avals_in, avals_out, args, params):
+  extra, n = _trailing(avals_in[0]), avals_out[0].ndim
+  dn = params["dimension_numbers"]
+  params["dimension_numbers"] = dn._replace(
+      offset_dims=(*dn.offset_dims, *range(n, n + len(extra))))
+  params["slice_sizes"] = (*params["slice_sizes"], *extra)
+  return args, params
+
+
+def _adapt_select_n(ctx, avals_in, avals_out, args, params):
+  # The predicate, of the keys' shape, broadcast over the key-data axes.
+  which, out = avals_in[0], ctx.avals_out[0]
+  if which.ndim:
+    which = core.ShapedArray(out.shape, which.dtype)
+    args[0] = ctx.op1("stablehlo.broadcast_in_dim", [args[0]], hlo.aval_type(which),
+                      f"broadcast_dimensions = {hlo.i64_array(range(avals_in[0].ndim))}")
+    ctx.avals_in = [which, *ctx.avals_in[1:]]
+  return args, params
+
+
+for _prim, _adapt in [
+    (slicing.slice_p, _adapt_slice), (st.reshape_p, _adapt_reshape),
+    (st.broadcast_in_dim_p, _adapt_broadcast_in_dim), (st.transpose_p, _adapt_transpose),
+    (st.squeeze_p, None), (st.rev_p, None), (st.concatenate_p, None), (ew.copy_p, None),
+    (slicing.dynamic_slice_p, _adapt_dynamic_slice),
+    (slicing.dynamic_update_slice_p, _adapt_dynamic_update_slice),
+    (slicing.gather_p, _adapt_gather), (ew.select_n_p, _adapt_select_n)]:
+  _prim.def_lowering(_physical_lowering(_prim.lowering, _adapt))
 
 
 # ----------------------------------------------------------------------------
@@ -305,7 +494,7 @@ class PRNGKeyArray:
 
   # -- array attributes --------------------------------------------------------
 
-  shape = property(lambda self: tuple(self._base_array.shape[:-1]))
+  shape = property(lambda self: tuple(self._base_array.shape))
   ndim = property(lambda self: len(self.shape))
   size = property(lambda self: math.prod(self.shape))
   dtype = property(lambda self: KeyTy(self._impl))
@@ -314,6 +503,10 @@ class PRNGKeyArray:
 
   def _wrap(self, data) -> PRNGKeyArray:
     return PRNGKeyArray(self._impl, data)
+
+  def _apply(self, name, fn) -> PRNGKeyArray:
+    """Keys `fn(keys)`, for `fn` a function of the key-typed value (run eagerly when concrete)."""
+    return self._wrap(_apply_to_keys(name, fn, [self._base_array]))
 
   def _traced(self) -> bool:
     return isinstance(self._base_array, core.Tracer)
@@ -340,7 +533,9 @@ class PRNGKeyArray:
     return self._base_array.is_deleted()
 
   def copy(self) -> PRNGKeyArray:
-    return self._wrap(self._base_array.copy())
+    if self._traced():
+      return self._apply("copy", lambda b: b.copy())
+    return self._wrap(_as_keys(_as_data(self._base_array).copy(), self._base_array.aval))
 
   # -- structure: act on the leading (key) axes --------------------------------
 
@@ -358,10 +553,7 @@ class PRNGKeyArray:
     if not self.shape:
       n = len(idx) if isinstance(idx, tuple) else 1
       raise IndexError(f"Too many indices: array is 0-dimensional, but {n} were indexed")
-    idx = idx if isinstance(idx, tuple) else (idx,)
-    if not any(i is Ellipsis for i in idx):
-      idx = (*idx, Ellipsis)
-    return self._wrap(self._base_array[(*idx, slice(None))])
+    return self._apply("getitem", lambda b: b[idx])
 
   def reshape(self, *shape, order="C"):
     if len(shape) == 1 and not isinstance(shape[0], int) and shape[0] is not None:
@@ -373,7 +565,7 @@ class PRNGKeyArray:
     if math.prod(shape) != self.size:
       raise TypeError(f"cannot reshape key array of shape {self.shape} (size {self.size}) "
                       f"into shape {shape} (size {math.prod(shape)})")
-    return self._wrap(self._base_array.reshape((*shape, 2)))
+    return self._apply("reshape", lambda b: st.reshape(b, shape))
 
   def ravel(self, order="C"):
     return self.reshape((self.size,))
@@ -397,7 +589,7 @@ class PRNGKeyArray:
     elif len(axes) == 1 and not isinstance(axes[0], int):
       axes = tuple(axes[0])
     perm = tuple(a % self.ndim for a in axes)
-    return self._wrap(st.transpose(self._base_array, (*perm, self.ndim)))
+    return self._apply("transpose", lambda b: st.transpose(b, perm))
 
   @property
   def T(self):
@@ -413,7 +605,7 @@ class PRNGKeyArray:
     from xjax._src.numpy.lax_numpy import take  # numpy sits above random
     if axis is None:
       return self.ravel().take(indices, axis=0)
-    return self._wrap(take(self._base_array, indices, axis=axis % self.ndim))
+    return self._apply("take", lambda b: take(b, indices, axis=axis % self.ndim))
 
   # -- comparisons and conversions ---------------------------------------------
 
@@ -421,7 +613,7 @@ class PRNGKeyArray:
     if not isinstance(other, PRNGKeyArray):
       return NotImplemented
     from xjax._src.numpy import reductions, ufuncs
-    return reductions.all(ufuncs.equal(self._base_array, other._base_array), axis=-1)
+    return reductions.all(ufuncs.equal(random_unwrap(self), random_unwrap(other)), axis=-1)
 
   def __ne__(self, other):
     if not isinstance(other, PRNGKeyArray):
@@ -440,12 +632,22 @@ class PRNGKeyArray:
     if self._traced():
       name = self._base_array.tracer_name
       return f"{name}({self.dtype.name}[{','.join(map(str, self.shape))}])"
-    return f"Array({self.shape}, dtype={self.dtype.name}) overlaying:\n{self._base_array}"
+    data = self._base_array
+    data = data._value if type(data) is Array and core.is_extended(data.aval) else np.asarray(data)
+    return f"Array({self.shape}, dtype={self.dtype.name}) overlaying:\n{data}"
 
 
 tree_util.register_pytree_node(
     PRNGKeyArray, lambda k: ((k._base_array,), k._impl),
     lambda impl, children: PRNGKeyArray(impl, children[0]))
+
+
+def _apply_to_keys(name, fn, bases):
+  """`fn(*bases)` on key-typed values: bound under the current trace when some is a tracer,
+  else run eagerly."""
+  if any(isinstance(b, core.Tracer) for b in bases):
+    return fn(*bases)
+  return run_eager(name, lambda *bs: [fn(*bs)], *bases)[0]
 
 
 def is_key_array(x) -> bool:
@@ -472,7 +674,8 @@ def concatenate_keys(keys, axis) -> PRNGKeyArray:
     raise ValueError("Zero-dimensional arrays cannot be concatenated.")
   if not -ndim <= axis < ndim:
     raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-  return PRNGKeyArray(impl, st.concatenate([k._base_array for k in keys], axis % ndim))
+  return PRNGKeyArray(impl, _apply_to_keys(
+      "concatenate", lambda *bs: st.concatenate(bs, axis % ndim), [k._base_array for k in keys]))
 
 
 def stack_keys(keys, axis) -> PRNGKeyArray:
@@ -484,8 +687,9 @@ def stack_keys(keys, axis) -> PRNGKeyArray:
   if not -ndim <= axis < ndim:
     raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
   axis %= ndim
-  return PRNGKeyArray(impl, st.concatenate(
-      [st.expand_dims(k._base_array, (axis,)) for k in keys], axis))
+  return PRNGKeyArray(impl, _apply_to_keys(
+      "stack", lambda *bs: st.concatenate([st.expand_dims(b, (axis,)) for b in bs], axis),
+      [k._base_array for k in keys]))
 
 
 def _maybe_consume(keys: PRNGKeyArray, where: str) -> None:
