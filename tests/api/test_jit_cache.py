@@ -159,3 +159,40 @@ def test_remembered_python_scalars_match_by_type_and_value():
   np.testing.assert_array_equal(jnp.arange(3.0) + 1, [1.0, 2.0, 3.0])
   np.testing.assert_array_equal(jnp.arange(3.0) + 1, [1.0, 2.0, 3.0])
   np.testing.assert_array_equal(jnp.arange(3.0) + 2, [2.0, 3.0, 4.0])
+
+
+def test_the_fastest_path_respects_threads_traces_and_outputs():
+  # After a call of Arrays only, jit's fastest path (xjax._src.jit._fast_call) serves the
+  # same signature: it must still give way to another thread's flags, to a trace, and
+  # return every output, a pytree of them, or none.
+  import threading
+  f = jax.jit(lambda x: (x + 1, {"double": x * 2}))
+  x = jnp.arange(3.0)
+  for _ in range(3):
+    a, b = f(x)
+    np.testing.assert_array_equal(a, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(b["double"], [0.0, 2.0, 4.0])
+  assert f.cache_info().hits == 2
+  g = jax.jit(lambda x: jnp.sum(x, dtype=None) + jnp.int64(1))
+  n = jnp.arange(3)
+  assert g(n).dtype == jnp.int32 and g(n).dtype == jnp.int32
+  seen = []
+
+  def other_thread():
+    with jax.enable_x64(True):  # this thread's flags only: the remembered call is not its
+      seen.append(g(n).dtype)
+  t = threading.Thread(target=other_thread)
+  t.start()
+  t.join()
+  assert seen == [jnp.int64]  # its own program: jnp.int64(1) is 64-bit there
+  assert g._cache_size() == 2
+  assert g(n).dtype == jnp.int32
+  h = jax.jit(lambda x: jnp.sin(x))
+  h(x)
+  h(x)
+  jaxpr = jax.make_jaxpr(lambda v: h(v) * 2)(x)  # under a trace: staged, not executed
+  assert "sin" in str(jaxpr)
+  np.testing.assert_allclose(jax.grad(lambda v: h(v).sum())(x), np.cos(np.arange(3.0)),
+                             rtol=1e-6)
+  z = jax.jit(lambda: jnp.ones(2))
+  np.testing.assert_array_equal(z(), z())  # no arguments

@@ -14,6 +14,8 @@ from __future__ import annotations
 import collections
 import functools
 import operator
+import textwrap
+import threading
 import traceback
 import warnings
 import weakref
@@ -354,6 +356,63 @@ def _fast_runner(entry):
   return run
 
 
+_MISS = object()
+
+# The checks of `_fast_call` unrolled for n arguments (a loop over them costs about as
+# much as the rest of the check together): argument i must be an uncommitted Array of
+# aval `a{i}` on `device`. One output is made here; several go through `finish`.
+_FAST_CALL_TEMPLATE = """
+def fast_call(args):
+  if (len(args) != {n} or config.epoch != epoch or trace_ctx.trace is not eval_trace
+      or get_ident() != thread):
+    return _MISS
+  {unpack} = args
+  if {checks}:
+    return _MISS
+  cache.hits += 1
+  try:
+    outs = execute([{buffers}])
+  except Exception:  # e.g. a deleted argument: the full path reports it
+    return _MISS
+  return {result}
+"""
+_fast_call_makers: dict = {}
+
+
+def _fast_call(cache, entry, avals, device):
+  """The function of a call's positional arguments that runs `entry` again when they are
+  uncommitted Arrays of `avals` on `device`, in this thread, under the flags and trace of
+  now (else it returns `_MISS`): jit's fastest path, under 1 us above the executable's
+  own dispatch. None where `entry` needs more than its arguments' buffers."""
+  exe = entry.executable
+  if (type(exe) is not dispatch.Executable or exe.const_buffers or exe._has_tokens
+      or exe._execute is not backend.execute):
+    return None
+  execute = backend.runner(exe.xla_executable, exe._handlers[False])
+  one = tree_util.treedef_is_strict_leaf(entry.out_tree)
+  n = len(avals)
+  maker = _fast_call_makers.get((n, one))
+  if maker is None:
+    names = [f"x{i}" for i in range(n)]
+    checks = " or ".join(f"type(x{i}) is not Array or x{i}.aval is not a{i} or x{i}._committed "
+                         f"or x{i}._device is not device" for i in range(n))
+    code = _FAST_CALL_TEMPLATE.format(
+        n=n, unpack=", ".join(names) + ",", checks=checks,
+        buffers=", ".join(f"{v}._buf" for v in names),
+        result="Array(outs[0], out_aval, device, False)" if one else "finish(outs)")
+    params = ", ".join(["cache", "execute", "finish", "out_aval", "device", "epoch", "thread",
+                        *(f"a{i}" for i in range(n))])
+    namespace = dict(config=config, trace_ctx=core.trace_ctx, eval_trace=core.eval_trace,
+                     get_ident=threading.get_ident, Array=Array, _MISS=_MISS)
+    exec(f"def make({params}):\n" + textwrap.indent(code, "  ") + "  return fast_call\n",
+         namespace)
+    maker = _fast_call_makers[n, one] = namespace["make"]
+  out_avals, unflatten = exe.out_avals, entry.out_tree.unflatten
+  finish = lambda outs: unflatten([Array(b, a, device, False) for b, a in zip(outs, out_avals)])
+  return maker(cache, execute, finish, out_avals[0] if one else None, device, config.epoch,
+               threading.get_ident(), *avals)
+
+
 _function_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # Executables kept per jitted function (as JAX's jit cache, bounded: each holds
 # memory mappings, and a loop over ever new shapes must not exhaust them).
@@ -381,6 +440,9 @@ class _ExecutableCache(collections.OrderedDict):
     # matched by type and value with their buffers in `scalars`; keyword arguments all
     # plain values that are static or None) it also skips splitting and flattening.
     self.memo = None
+    # For a `simple` memo of Array arguments only: `_fast_call`'s function of the
+    # positional arguments, giving the outputs or `_MISS` (then the paths below run).
+    self.fast_call = None
 
   def lookup(self, key, statics, build):
     """The entry under `key` (made most recently used), else `build()` added there."""
@@ -407,6 +469,7 @@ class _ExecutableCache(collections.OrderedDict):
     self.hits = self.misses = 0
     self.last_miss = None
     self.memo = None
+    self.fast_call = None
 
 
 _KEY_FIELDS = ("the argument structure (pytree)", "the argument shapes or dtypes",
@@ -637,8 +700,17 @@ class Jitted:
   # -- calling ----------------------------------------------------------------
 
   def __call__(self, *args, **kwargs):
-    # The hot path: flatten, key, look up, execute. Keep it short and measured
-    # (bench/workloads.py, "jit dispatch").
+    # The hot path (measured: bench/workloads.py, "jit dispatch"). Kept to a few lines: a
+    # Python frame costs in proportion to its function's locals.
+    fast_call = self._cache.fast_call
+    if fast_call is not None and not kwargs:
+      outs = fast_call(args)
+      if outs is not _MISS:
+        return outs
+    return self._call(args, kwargs)
+
+  def _call(self, args, kwargs):
+    # Flatten, key, look up, execute.
     try:
       disabled, check_nans, flags_key = config.dispatch_state()
       memo = self._cache.memo
@@ -704,6 +776,7 @@ class Jitted:
         entry = cache.lookup((root, avals, statics, device, flags_key), statics, lambda: (
             self._compile(statics, dyn_args, dyn_kwargs, leaves,
                           tree_util.PyTreeDef(root, len(leaves)), avals, device)))
+        cache.fast_call = None
         if entry.by_leaves:
           cache.memo = None
         else:
@@ -718,6 +791,8 @@ class Jitted:
                           for x, b in zip(args, buffers)) if simple else ()
           cache.memo = (avals, device, flags_key, entry, root, committed, simple, statics,
                         dict(kwargs) if kwargs else None, scalars)
+          if simple and not kwargs and all(s is None for s in scalars) and 0 < len(args) <= 16:
+            cache.fast_call = _fast_call(cache, entry, avals, device)
       outs = (entry.executable.run(leaves) if entry.by_leaves
               else entry.executable.run(buffers, committed))
       if entry.donate_mask is not None:
