@@ -369,6 +369,12 @@ def _node(kind, aux, child_nodes):
   return (kind, _Aux(aux) if type(kind) is _Registration else aux, tuple(child_nodes))
 
 
+@functools.lru_cache(maxsize=256)
+def _leaf_nodes(n: int) -> tuple:
+  """The children nodes of a container of `n` leaves."""
+  return (_LEAF,) * n
+
+
 def _flatten(x, leaves):
   """The hot path (no is_leaf, no key paths): appends the leaves of ``x``, returns its node."""
   try:
@@ -391,6 +397,10 @@ def _flatten(x, leaves):
     if not x:
       return _EMPTY_DICT_NODE
     keys = _sorted_keys(x)
+    values = list(map(x.__getitem__, keys))
+    if all(_kinds.get(t) is _LEAF for t in set(map(type, values))):
+      leaves.extend(values)  # all leaves (the common dict of arrays): no loop in Python
+      return (dict, tuple(keys), _leaf_nodes(len(values)))
     nodes = []
     for k in keys:
       c = x[k]
