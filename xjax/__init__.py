@@ -46,6 +46,7 @@ from xjax._src.jacobian import (hessian as hessian, jacfwd as jacfwd, jacobian a
 from xjax._src.checkpoint import (checkpoint as checkpoint,
                                   checkpoint_policies as checkpoint_policies, remat as remat)
 from xjax._src.core import ShapedArray as ShapedArray
+from xjax._src.dtypes import float0 as float0
 from xjax._src.vmap import vmap as vmap
 from xjax._src.callback import pure_callback as pure_callback
 from xjax._src.api import effects_barrier as effects_barrier

@@ -1,7 +1,7 @@
 """Custom derivative rules: the public names of `jax.custom_derivatives`.
 
-Missing from JAX's list: `linear_call` and `remat_opt_p` (xjax has no custom
-transposition primitive nor custom_vjp remat optimisation yet).
+Missing from JAX's list: `remat_opt_p` (custom_vjp's `optimize_remat` is accepted, but
+xjax stages no `remat_opt` equation).
 """
 from xjax._src.custom_derivatives import (CustomVJPPrimal as CustomVJPPrimal,
                                           SymbolicZero as SymbolicZero,
@@ -13,3 +13,4 @@ from xjax._src.custom_derivatives import (CustomVJPPrimal as CustomVJPPrimal,
                                           custom_vjp_call_p as custom_vjp_call_p,
                                           custom_vjp_primal_tree_values as custom_vjp_primal_tree_values,
                                           zero_from_primal as zero_from_primal)
+from xjax._src.linear_call import linear_call as linear_call, linear_call_p as linear_call_p
