@@ -190,8 +190,11 @@ class Array:
 
   def block_until_ready(self) -> Array:
     """Waits until the computation producing this array has finished; returns self."""
-    self._check_alive()
-    backend.block_until_ready(self._buf)
+    try:
+      backend.block_until_ready(self._buf)
+    except Exception:  # a deleted array (the buffer is None or deleted): JAX's error
+      self._check_alive()
+      raise
     return self
 
   def copy_to_host_async(self) -> None:
