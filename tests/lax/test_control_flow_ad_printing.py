@@ -35,9 +35,6 @@ def test_golden_file_is_current():
   assert set(CASES) == set(GOLDEN)
 
 
-# JAX's linearize drops the dead equations of its linear jaxpr (with cond's and
-# scan's dead-code rules); xjax's `ad.linearize_flat` does not yet, so these
-# print an unused tangent computation (a predicate's reduce_sum, a scan's ys).
 @pytest.mark.parametrize("case_id", sorted(GOLDEN))
 def test_printed_jaxpr(case_id):
   _, fn, args = CASES[case_id]

@@ -333,13 +333,19 @@ class _CacheEntry:
     return self.out_tree.unflatten(self.executable.run(buffers, False))
 
 
+def _runs_on_buffers_alone(exe) -> bool:
+  """Whether `exe` is a pure one-device program without constants or tokens: it then runs on
+  its arguments' buffers alone (the fast paths' condition)."""
+  return (type(exe) is dispatch.Executable and not exe.const_buffers and not exe._has_tokens
+          and exe._execute is backend.execute)
+
+
 def _fast_runner(entry):
   """`entry`'s executable as one closure from argument buffers to the function's output,
   for a pure program without constants or tokens (it may run again after an error: the
   full path then reports it); False otherwise."""
   exe = entry.executable
-  if (type(exe) is not dispatch.Executable or exe.const_buffers or exe._has_tokens
-      or exe._execute is not backend.execute):
+  if not _runs_on_buffers_alone(exe):
     return False
   execute = backend.runner(exe.xla_executable, exe._handlers[False])
   device, avals = exe.device, exe.out_avals
@@ -385,8 +391,7 @@ def _fast_call(cache, entry, avals, device):
   now (else it returns `_MISS`): jit's fastest path, under 1 us above the executable's
   own dispatch. None where `entry` needs more than its arguments' buffers."""
   exe = entry.executable
-  if (type(exe) is not dispatch.Executable or exe.const_buffers or exe._has_tokens
-      or exe._execute is not backend.execute):
+  if not _runs_on_buffers_alone(exe):
     return None
   execute = backend.runner(exe.xla_executable, exe._handlers[False])
   one = tree_util.treedef_is_strict_leaf(entry.out_tree)
