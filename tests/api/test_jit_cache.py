@@ -196,3 +196,66 @@ def test_the_fastest_path_respects_threads_traces_and_outputs():
                              rtol=1e-6)
   z = jax.jit(lambda: jnp.ones(2))
   np.testing.assert_array_equal(z(), z())  # no arguments
+
+
+def test_the_fastest_path_matches_pytree_arguments_exactly():
+  # Tuples, lists, dicts and None among the positional arguments are matched by the
+  # generated checks (xjax._src.jit._access_code): any change of structure, key, container
+  # type or leaf must reach the full path, which gives the right answer or JAX's error.
+  import collections
+  import math
+
+  def fun(a, t, np=jnp):
+    others = [v for k, v in t.items() if k != "x" and v is not None]
+    return a + math.prod(t["x"]) + sum(others, np.zeros(3))
+  f = jax.jit(fun)
+  a, b = jnp.arange(3.0), jnp.ones(3)
+
+  def expect(tree):
+    return fun(np.asarray(a), jax.tree.map(np.asarray, tree), np=np)
+  tree = {"x": [b, b * 2], "y": None}
+  for _ in range(3):
+    np.testing.assert_array_equal(f(a, tree), expect(tree))
+  assert f.cache_info().hits == 2 and f._cache.fast_call is not None
+  variants = [
+      {"x": [b, b * 3], "y": None},          # another leaf of the same aval
+      {"x": [b, b * 2], "y": b},             # None became an Array
+      {"x": (b, b * 2), "y": None},          # a tuple, not a list
+      {"x": [b, b * 2, b], "y": None},       # a longer list
+      {"x": [b, jnp.arange(3)], "y": None},  # another dtype
+      collections.OrderedDict(x=[b, b], y=None),  # another dict type
+      {"x": [b, b * 2], "z": b, "y": None},        # an extra key
+  ]
+  for tree in variants:
+    f(a, {"x": [b, b * 2], "y": None})  # the fastest path is for this structure now
+    for _ in range(2):
+      np.testing.assert_array_equal(f(a, tree), expect(tree))
+  with pytest.raises(KeyError):
+    f(a, {"w": [b, b], "y": None})  # a missing key: the function's own error
+  mutated = {"x": [b, b * 2], "y": None}
+  f(a, mutated)
+  mutated["x"].append(b)  # mutated in place between calls
+  np.testing.assert_array_equal(f(a, mutated), expect(mutated))
+  mutated["x"][0] = b * 5
+  np.testing.assert_array_equal(f(a, mutated), expect(mutated))
+  committed = {"x": [jax.device_put(b, jax.devices()[0]), b * 2], "y": None}
+  assert f(a, committed).committed
+  deleted = {"x": [b * 1, b * 2], "y": None}
+  f(a, deleted)
+  deleted["x"][0].delete()
+  with pytest.raises(RuntimeError, match="Array has been deleted"):
+    f(a, deleted)
+  g = jax.jit(lambda t: [t[0][0] + 1, t[1]])  # several outputs, nested tuples
+  for _ in range(2):
+    out = g(((a,), b))
+    np.testing.assert_array_equal(out[0], np.arange(3.0) + 1)
+    np.testing.assert_array_equal(out[1], np.ones(3))
+  assert g(((a,), b))[1] is not b  # outputs are new Arrays
+  with pytest.raises(TypeError):
+    g(((a,), "b"))
+  identity = jax.jit(lambda t: t)  # the output has the argument's container types
+  for tree in ([a, b], (a, b), {"k": a}, collections.OrderedDict(k=a), [a, None], [a, (b,)]):
+    identity([a, b])
+    identity([a, b])
+    out = identity(tree)
+    assert jax.tree.structure(out) == jax.tree.structure(tree), tree

@@ -364,15 +364,19 @@ def _fast_runner(entry):
 
 _MISS = object()
 
-# The checks of `_fast_call` unrolled for n arguments (a loop over them costs about as
-# much as the rest of the check together): argument i must be an uncommitted Array of
-# aval `a{i}` on `device`. One output is made here; several go through `finish`.
+# `_fast_call`'s checks unrolled for one structure of arguments (a loop over the leaves
+# costs about as much as the rest of the call): containers are matched by exact type and
+# length, dicts by their keys (parameters k0, k1, ...), and leaf i must be an uncommitted
+# Array of aval `a{i}` on `device`. One output is made here; several go through `finish`.
 _FAST_CALL_TEMPLATE = """
 def fast_call(args):
-  if (len(args) != {n} or config.epoch != epoch or trace_ctx.trace is not eval_trace
+  if (len(args) != {n_args} or config.epoch != epoch or trace_ctx.trace is not eval_trace
       or get_ident() != thread):
     return _MISS
-  {unpack} = args
+  try:
+{access}
+  except (KeyError, IndexError):
+    return _MISS
   if {checks}:
     return _MISS
   cache.hits += 1
@@ -383,39 +387,85 @@ def fast_call(args):
   return {result}
 """
 _fast_call_makers: dict = {}
+# Leaves beyond which a call takes the general path (generated code grows with them).
+_FAST_CALL_MAX_LEAVES = 256
 
 
-def _fast_call(cache, entry, avals, device):
-  """The function of a call's positional arguments that runs `entry` again when they are
-  uncommitted Arrays of `avals` on `device`, in this thread, under the flags and trace of
-  now (else it returns `_MISS`): jit's fastest path, under 1 us above the executable's
-  own dispatch. None where `entry` needs more than its arguments' buffers."""
+def _access_code(node, expr: str, lines: list, keys: list, n_leaves: list) -> bool:
+  """Appends to `lines` the statements that bind the leaves of `expr` (of structure `node`)
+  to x0, x1, ... in flattening order, returning _MISS when the value differs in structure;
+  False where a node is not a tuple, list, dict, None or leaf (the general path serves it)."""
+  if node is tree_util._LEAF:
+    lines.append(f"x{n_leaves[0]} = {expr}")
+    n_leaves[0] += 1
+    return True
+  kind, aux, children = node
+  if kind is type(None):
+    lines.append(f"if {expr} is not None: return _MISS")
+    return True
+  if kind not in (tuple, list, dict):
+    return False
+  var = f"t{len(lines)}"
+  lines.append(f"{var} = {expr}")
+  lines.append(f"if type({var}) is not {kind.__name__} or len({var}) != {len(children)}: "
+               "return _MISS")
+  for i, child in enumerate(children):
+    if kind is dict:
+      keys.append(aux[i])
+      item = f"{var}[k{len(keys) - 1}]"
+    else:
+      item = f"{var}[{i}]"
+    if not _access_code(child, item, lines, keys, n_leaves):
+      return False
+  return True
+
+
+def _fast_call(cache, entry, args_node, avals, device):
+  """The function of a call's positional arguments that runs `entry` again when they have
+  the structure `args_node` (their tuple's node) with uncommitted Array leaves of `avals` on
+  `device`, in this thread, under the flags and trace of now (else it returns `_MISS`): jit's
+  fastest path, under 1 us above the executable's own dispatch for a few arguments. None
+  where `entry` needs more than its arguments' buffers, or the structure has other nodes."""
   exe = entry.executable
   if not _runs_on_buffers_alone(exe):
     return None
-  execute = backend.runner(exe.xla_executable, exe._handlers[False])
   one = tree_util.treedef_is_strict_leaf(entry.out_tree)
-  n = len(avals)
-  maker = _fast_call_makers.get((n, one))
+  maker = _fast_call_makers.get((args_node, one))
   if maker is None:
-    names = [f"x{i}" for i in range(n)]
+    # The positional arguments' tuple is unpacked; containers among them are matched below.
+    lines, keys, n_leaves, names = [], [], [0], []
+    for i, child in enumerate(args_node[2]):
+      names.append(f"u{i}")
+      if not _access_code(child, f"u{i}", lines, keys, n_leaves):
+        return None
+      if child is tree_util._LEAF:
+        names[-1] = lines.pop()[:-len(f" = u{i}")]
+    lines.insert(0, ", ".join(names) + ", = args")
+    if n_leaves[0] != len(avals):
+      return None
+    n = n_leaves[0]
     checks = " or ".join(f"type(x{i}) is not Array or x{i}.aval is not a{i} or x{i}._committed "
                          f"or x{i}._device is not device" for i in range(n))
     code = _FAST_CALL_TEMPLATE.format(
-        n=n, unpack=", ".join(names) + ",", checks=checks,
-        buffers=", ".join(f"{v}._buf" for v in names),
+        n_args=len(args_node[2]), access=textwrap.indent("\n".join(lines), "    "),
+        checks=checks,
+        buffers=", ".join(f"x{i}._buf" for i in range(n)),
         result="Array(outs[0], out_aval, device, False)" if one else "finish(outs)")
     params = ", ".join(["cache", "execute", "finish", "out_aval", "device", "epoch", "thread",
-                        *(f"a{i}" for i in range(n))])
+                        *(f"a{i}" for i in range(n)), *(f"k{i}" for i in range(len(keys)))])
     namespace = dict(config=config, trace_ctx=core.trace_ctx, eval_trace=core.eval_trace,
                      get_ident=threading.get_ident, Array=Array, _MISS=_MISS)
     exec(f"def make({params}):\n" + textwrap.indent(code, "  ") + "  return fast_call\n",
          namespace)
-    maker = _fast_call_makers[n, one] = namespace["make"]
+    if len(_fast_call_makers) >= 1024:
+      _fast_call_makers.clear()
+    maker = _fast_call_makers[args_node, one] = (namespace["make"], tuple(keys))
+  execute = backend.runner(exe.xla_executable, exe._handlers[False])
   out_avals, unflatten = exe.out_avals, entry.out_tree.unflatten
   finish = lambda outs: unflatten([Array(b, a, device, False) for b, a in zip(outs, out_avals)])
-  return maker(cache, execute, finish, out_avals[0] if one else None, device, config.epoch,
-               threading.get_ident(), *avals)
+  make, keys = maker
+  return make(cache, execute, finish, out_avals[0] if one else None, device, config.epoch,
+              threading.get_ident(), *avals, *keys)
 
 
 _function_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -445,8 +495,9 @@ class _ExecutableCache(collections.OrderedDict):
     # matched by type and value with their buffers in `scalars`; keyword arguments all
     # plain values that are static or None) it also skips splitting and flattening.
     self.memo = None
-    # For a `simple` memo of Array arguments only: `_fast_call`'s function of the
-    # positional arguments, giving the outputs or `_MISS` (then the paths below run).
+    # After a call of uncommitted Arrays in positional arguments (tuples, lists and dicts of
+    # them included): `_fast_call`'s function of the positional arguments, giving the
+    # outputs or `_MISS` (then the paths below run).
     self.fast_call = None
 
   def lookup(self, key, statics, build):
@@ -796,8 +847,11 @@ class Jitted:
                           for x, b in zip(args, buffers)) if simple else ()
           cache.memo = (avals, device, flags_key, entry, root, committed, simple, statics,
                         dict(kwargs) if kwargs else None, scalars)
-          if simple and not kwargs and all(s is None for s in scalars) and 0 < len(args) <= 16:
-            cache.fast_call = _fast_call(cache, entry, avals, device)
+          if (not kwargs and not committed and not self._has_statics and not check_nans
+              and entry.donate_mask is None and 0 < len(leaves) <= _FAST_CALL_MAX_LEAVES
+              and all(type(x) is Array for x in leaves)):
+            # Positional Array arguments in tuples, lists and dicts: `_fast_call`.
+            cache.fast_call = _fast_call(cache, entry, root[2][0], avals, device)
       outs = (entry.executable.run(leaves) if entry.by_leaves
               else entry.executable.run(buffers, committed))
       if entry.donate_mask is not None:
