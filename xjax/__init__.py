@@ -20,6 +20,7 @@ from xjax._src.config import (allow_f16_reductions as allow_f16_reductions,
                               transfer_guard_device_to_host as transfer_guard_device_to_host,
                               transfer_guard_host_to_device as transfer_guard_host_to_device)
 from xjax._src.array import Array as Array
+from xjax._src.backend import Device as Device
 from xjax._src.sharding.mesh import make_mesh as make_mesh, set_mesh as set_mesh
 from xjax._src.sharding.partition_spec import PartitionSpec as P
 from xjax._src.sharding.shardings import NamedSharding as NamedSharding
@@ -81,7 +82,10 @@ from xjax.ref import (Ref as Ref, empty_ref as empty_ref, free_ref as free_ref,
                       freeze as freeze, new_ref as new_ref)
 from xjax import tree as tree
 from xjax import tree_util as tree_util
+from xjax import typing as typing
 
 __version__ = "0.1.0"
 from xjax._src.shard_map import shard_map as shard_map
 from xjax._src.pmap import pmap as pmap
+__version_info__ = tuple(int(p) for p in __version__.split("."))
+from xjax._src.jax_compat import install_as_jax as install_as_jax

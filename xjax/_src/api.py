@@ -480,13 +480,13 @@ def _placement_device(device):
 
 def device_get(x):
   """Copies every Array leaf of `x` to a NumPy array (mirrors `jax.device_get`)."""
-  return tree_util.tree_map(lambda a: np.asarray(a) if isinstance(a, Array) else a, x)
+  return tree_util.tree_map(lambda a: np.asarray(a) if type(a) is Array else a, x)
 
 
 def block_until_ready(x):
   """Waits for every Array leaf of `x` to be computed; returns `x` (mirrors `jax.block_until_ready`)."""
   for leaf in tree_util.tree_leaves(x):
-    if isinstance(leaf, Array):
+    if type(leaf) is Array:
       leaf.block_until_ready()
   return x
 

@@ -22,7 +22,20 @@ from xjax._src.config import config
 from xjax._src.sharding.shardings import SingleDeviceSharding
 
 
-class Array:
+class _ArrayMeta(type):
+  """`isinstance(x, Array)` (and `issubclass`) holds for tracers too, as `isinstance(x, jax.Array)` does in JAX
+  (a tracer stands for an array inside a transformation); `type(x) is Array` tells a
+  concrete array. An Array itself is matched by `isinstance`'s own exact-type test, before
+  this method is called."""
+
+  def __instancecheck__(cls, x):
+    return type.__instancecheck__(cls, x) or (cls is Array and isinstance(x, core.Tracer))
+
+  def __subclasscheck__(cls, sub):
+    return type.__subclasscheck__(cls, sub) or (cls is Array and issubclass(sub, core.Tracer))
+
+
+class Array(metaclass=_ArrayMeta):
   """An array on a device; mirrors `jax.Array`.
 
   Printed as ``Array([1., 2.], dtype=float32)``. Immutable: use ``x.at[idx]``

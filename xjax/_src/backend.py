@@ -239,6 +239,10 @@ def process_count() -> int:
   return max((d.process_index for d in client().devices()), default=0) + 1
 
 
+# The class of jaxlib's devices (`jax.Device`).
+Device = _jax.Device
+
+
 def is_device(x) -> bool:
   return isinstance(x, _jax.Device)
 
