@@ -1,5 +1,8 @@
 # `make demo` runs the main example; `make test` runs the whole test suite.
-# Each creates the virtualenv .venv (xjax with its test extra; no `jax` in it).
+# Each creates the virtualenv .venv (xjax with its test extra; no `jax` in it). `make test`
+# also installs the JAX client libraries of tests/clients (optax, chex, flax, equinox,
+# numpyro) with --no-deps, so that real `jax` never enters .venv, and unpacks their source
+# distributions (their own test files) into .clients/.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -10,11 +13,20 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
+CLIENT_REQS := tests/clients/requirements.txt tests/clients/requirements-deps.txt
+$(VENV)/.clients: $(VENV)/.installed $(CLIENT_REQS)
+	$(PY) -m pip install -q -r tests/clients/requirements-deps.txt
+	$(PY) -m pip install -q --no-deps -r tests/clients/requirements.txt
+	rm -rf .clients && mkdir -p .clients
+	$(PY) -m pip download -q --no-deps --no-binary :all: -d .clients -r tests/clients/requirements.txt
+	cd .clients && for f in *.tar.gz; do tar xzf "$$f" && rm "$$f"; done
+	touch $@
+
 .PHONY: demo test goldens bench
 demo: $(VENV)/.installed
 	$(PY) examples/mlp_digits.py
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed $(VENV)/.clients
 	$(PY) -m pytest -q -n auto tests
 	XLA_FLAGS=--xla_force_host_platform_device_count=8 $(PY) -m pytest -q -n auto tests/multidevice
 
