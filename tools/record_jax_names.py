@@ -67,6 +67,9 @@ def main():
                "scipy.interpolate", "scipy.ndimage", "scipy.optimize", "scipy.signal",
                "scipy.sparse", "scipy.sparse.linalg", "scipy.spatial.transform", "scipy.stats"):
     names[f"jax.{name}"] = _public(importlib.import_module(f"jax.{name}"))
+  # The support modules (issue 22).
+  for name in ("stages", "monitoring", "api_util", "tree_util", "errors"):
+    names[f"jax.{name}"] = _public(importlib.import_module(f"jax.{name}"))
   for name in names["jax.scipy.stats"]:
     member = getattr(jax.scipy.stats, name)
     if isinstance(member, types.ModuleType):

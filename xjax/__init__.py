@@ -13,6 +13,7 @@ from xjax._src.config import (allow_f16_reductions as allow_f16_reductions,
                               check_tracer_leaks as check_tracer_leaks,
                               checking_leaks as checking_leaks, debug_infs as debug_infs,
                               debug_key_reuse as debug_key_reuse, debug_nans as debug_nans,
+                              enable_custom_prng as enable_custom_prng,
                               enable_x64 as enable_x64,
                               explain_cache_misses as explain_cache_misses,
                               log_compiles as log_compiles, transfer_guard as transfer_guard,
@@ -40,6 +41,8 @@ from xjax._src.api import (ShapeDtypeStruct as ShapeDtypeStruct,
                            local_devices as local_devices, make_jaxpr as make_jaxpr,
                            process_count as process_count, process_index as process_index,
                            process_indices as process_indices)
+from xjax._src.api import (copy_to_host_async as copy_to_host_async, host_count as host_count,
+                           host_id as host_id, host_ids as host_ids)
 from xjax._src.api import (grad as grad, jvp as jvp, linearize as linearize,
                            value_and_grad as value_and_grad, vjp as vjp)
 from xjax._src.jacobian import (hessian as hessian, jacfwd as jacfwd, jacobian as jacobian,
@@ -72,11 +75,17 @@ from xjax import experimental as experimental
 from xjax import dtypes as dtypes
 from xjax import errors as errors
 from xjax import image as image
+from xjax import interpreters as interpreters  # as JAX: jax.interpreters.ad etc. after import
 from xjax import lax as lax
+from xjax import lib as lib
 from xjax import nn as nn
 from xjax import numpy as numpy
 from xjax import random as random
 from xjax import sharding as sharding
+from xjax import stages as stages
+from xjax import api_util as api_util
+from xjax import monitoring as monitoring
+from xjax import scipy as scipy
 from xjax import ref as ref
 from xjax.ref import (Ref as Ref, empty_ref as empty_ref, free_ref as free_ref,
                       freeze as freeze, new_ref as new_ref)

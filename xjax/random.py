@@ -47,9 +47,11 @@ from xjax._src.random.gamma import (
     binomial as binomial,
     chisquare as chisquare,
     dirichlet as dirichlet,
+    f as f,
     gamma as gamma,
     generalized_normal as generalized_normal,
     loggamma as loggamma,
+    multinomial as multinomial,
     poisson as poisson,
     t as t,
 )

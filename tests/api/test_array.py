@@ -131,3 +131,14 @@ def test_on_device_size_in_bytes_matches_jax():
   x.delete()
   with pytest.raises(RuntimeError, match="deleted"):
     x.on_device_size_in_bytes()
+
+
+def test_unsafe_buffer_pointer_sees_donated_buffer_reuse():
+  x = jnp.arange(4.0)
+  p = x.unsafe_buffer_pointer()
+  assert isinstance(p, int) and p != 0
+  assert jnp.copy(x).unsafe_buffer_pointer() != p
+  y = xjax.jit(lambda v: v * 2, donate_argnums=0)(x)  # XLA writes into the donated buffer
+  assert y.unsafe_buffer_pointer() == p
+  with pytest.raises(RuntimeError, match="deleted"):
+    x.unsafe_buffer_pointer()

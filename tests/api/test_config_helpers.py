@@ -60,6 +60,27 @@ def test_enable_x64_context_manager_and_decorator():
   assert config.jax_enable_x64 is False
 
 
+def test_config_read_returns_flags_without_context_managers_only():
+  assert config.read("jax_enable_x64") is False
+  with cfg.enable_x64():
+    assert config.read("jax_enable_x64") is True
+  # JAX 0.10.2's messages:
+  with pytest.raises(AttributeError, match="For flags with a corresponding contextmanager, "
+                     r"read their value via e.g. `config.jax_debug_nans` rather than"):
+    config.read("jax_debug_nans")
+  with pytest.raises(AttributeError, match="Unrecognized config option: jax_no_such_flag"):
+    config.read("jax_no_such_flag")
+
+
+def test_enable_custom_prng_is_a_bool_state_and_decorator():
+  assert xjax.enable_custom_prng.value is False
+
+  @xjax.enable_custom_prng()
+  def f():
+    return config.jax_enable_custom_prng
+  assert f() is True and config.jax_enable_custom_prng is False
+
+
 def test_context_manager_restores_on_exception():
   with pytest.raises(RuntimeError):
     with cfg.debug_nans(True), cfg.log_compiles(True):

@@ -52,6 +52,29 @@ def test_grad_has_aux():
   assert isinstance(aux["y"], xjax.Array)
 
 
+def test_has_aux_passes_non_array_leaves_through_unchanged():
+  # As in JAX: aux leaves that are not traced values (strings, ints, classes, concrete
+  # arrays) come back as they were returned; traced ones come back as primal arrays.
+  const = jnp.ones(1)
+
+  def f(x):
+    return jnp.sum(x ** 2), {"s": "str", "n": 3, "cls": object, "c": const, "a": x * 2}
+
+  x = jnp.array([1.0, 2.0])
+  results = [xjax.grad(f, has_aux=True)(x)[1],
+             xjax.value_and_grad(f, has_aux=True)(x)[0][1],
+             xjax.vjp(f, x, has_aux=True)[2],
+             xjax.linearize(f, x, has_aux=True)[2],
+             xjax.jvp(f, (x,), (x,), has_aux=True)[2],
+             xjax.jit(lambda x: xjax.grad(f, has_aux=True)(x)[1]["a"])(x)]
+  for aux in results[:-1]:
+    assert aux["s"] == "str" and aux["n"] == 3 and type(aux["n"]) is int
+    assert aux["cls"] is object and aux["c"] is const
+    assert isinstance(aux["a"], xjax.Array) and not isinstance(aux["a"], xjax.core.Tracer)
+    _close(aux["a"], [2.0, 4.0])
+  _close(results[-1], [2.0, 4.0])
+
+
 def test_grad_of_pytree_argument():
   params = {"w": jnp.array([1.0, 2.0]), "b": jnp.array(0.5)}
   def loss(p):
@@ -274,3 +297,31 @@ def test_closure_convert_hoists_closed_over_values():
     assert len(cs) == 1  # a jit tracer is hoisted
     return fn(jnp.ones(2), jnp.array([5.0, 5.0]))
   _close(xjax.jit(g)(c), 10.0)
+
+
+def test_transformed_functions_wrap_their_function_like_jax():
+  # As JAX's `util.wraps`: the name and `__wrapped__` chain lead back to the function, and
+  # a callable object whose `__name__` is not a string (an equinox Module field) is fine.
+  def loss(x):
+    return jnp.sum(x ** 3)
+
+  for transform in (xjax.grad, xjax.value_and_grad, xjax.jacfwd, xjax.jacrev, xjax.hessian,
+                    xjax.vmap, xjax.make_jaxpr):
+    wrapped = transform(loss)
+    expected = "make_jaxpr(loss)" if transform is xjax.make_jaxpr else "loss"
+    assert wrapped.__name__ == expected, transform
+    inner = wrapped
+    while getattr(inner, "__wrapped__", None) is not None and inner is not loss:
+      inner = inner.__wrapped__
+    assert inner is loss, transform
+
+  class Cube:
+    __name__ = 3  # not a string: functools.wraps would raise TypeError
+
+    def __call__(self, x):
+      return x ** 3
+
+  _close(xjax.grad(Cube())(2.0), 12.0)
+  _close(xjax.jacfwd(Cube())(2.0), 12.0)
+  _close(xjax.jacrev(Cube())(2.0), 12.0)
+  _close(xjax.vmap(Cube())(jnp.array([1.0, 2.0])), [1.0, 8.0])

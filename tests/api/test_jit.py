@@ -169,6 +169,32 @@ def test_jit_lower_as_text_and_compile():
     compiled(jnp.ones(3), jnp.ones(3))
 
 
+def test_lowered_compiler_ir_hlo_is_an_xla_computation():
+  # As in JAX: compiler_ir('hlo') is jaxlib's XlaComputation; as_text('hlo') its text.
+  lowered = xjax.jit(lambda x: jnp.abs(x) ** 2).lower(jnp.ones(3))
+  computation = lowered.compiler_ir(dialect="hlo")
+  text = computation.as_hlo_text()
+  assert text.startswith("HloModule") and "ENTRY" in text and "abs" in text
+  assert lowered.as_text(dialect="hlo") == text
+  assert isinstance(computation.as_serialized_hlo_module_proto(), bytes)
+  with pytest.raises(ValueError, match="Unknown dialect 'mhlo'"):
+    lowered.compiler_ir(dialect="mhlo")
+
+
+def test_inspect_signature_of_jitted_function():
+  # As JAX's jitted functions: the wrapped function's signature, even without following
+  # __wrapped__ (chex's fake pmap asks so).
+  import inspect
+
+  def f(x, y=2, *, z=3):
+    return x + y + z
+
+  for follow in (True, False):
+    assert str(inspect.signature(xjax.jit(f), follow_wrapped=follow)) == "(x, y=2, *, z=3)"
+  assert str(inspect.signature(xjax.jit(f, static_argnums=1))) == "(x, y=2, *, z=3)"
+  assert repr(xjax.jit(f)) == f"<PjitFunction of {f!r}>"  # as JAX prints it
+
+
 def test_jit_trace_gives_jaxpr():
   traced = xjax.jit(lambda x: jnp.sin(x)).trace(jnp.ones(3))
   assert "sin" in str(traced.jaxpr)
@@ -284,3 +310,16 @@ def test_eval_shape_traces_once_and_runs_nothing():
 def test_jit_respects_x64_flag(x64):
   out = xjax.jit(lambda x: x * 2)(np.ones(2))
   assert out.dtype == np.float64
+
+
+def test_jit_returns_float0_outputs_as_numpy_zeros():
+  # As in JAX: no device array has dtype float0, so a jitted function's float0 output (the
+  # cotangent of an integer input) is NumPy float0 zeros, on every call (cached ones too).
+  grad = xjax.jit(lambda x: xjax.grad(lambda a, b: a * b, argnums=(0, 1), allow_int=True)(x, 2))
+  for _ in range(3):
+    ga, gb = grad(3.0)
+    assert isinstance(ga, xjax.Array) and float(ga) == 2.0
+    assert type(gb) is np.ndarray and gb.dtype == xjax.dtypes.float0 and gb.shape == ()
+    assert (gb == gb).all()
+  out = xjax.jit(lambda x: (x, np.zeros((2,), xjax.dtypes.float0)))(1.0)
+  assert type(out[1]) is np.ndarray and out[1].shape == (2,)

@@ -17,6 +17,8 @@ import sys
 import numpy as np
 import pytest
 
+from tools.golden_client_suites import SUITES, junit_counts
+
 SCRIPTS = os.path.join(os.path.dirname(__file__), "scripts")
 GOLDENS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "golden", "clients")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -70,3 +72,16 @@ def assert_matches(actual, expected, rtol: float = 1e-5, atol: float = 1e-6, pat
                                err_msg=path)
   else:
     assert actual == expected, f"{path}: {actual!r} != {expected!r}"
+
+
+def run_suite_file(suite: str, path: str, tmp_path) -> tuple[dict, str]:
+  """Runs one test file of a client's own suite (SUITES[suite]/path) under xjax from the
+  repository root; its JUnit counts and pytest's output."""
+  relpath = os.path.join(SUITES[suite], path)
+  if not os.path.exists(os.path.join(REPO, relpath)):
+    pytest.skip(f"{relpath} is missing (make test unpacks the clients' sources into .clients/)")
+  report = tmp_path / "report.xml"
+  proc = run_under_xjax(["-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}",
+                         relpath], timeout=900)
+  assert report.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+  return junit_counts(str(report)), proc.stdout

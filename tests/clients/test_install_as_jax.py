@@ -1,6 +1,5 @@
 """`xjax.install_as_jax()` and `python -m xjax`: programs written for JAX run on xjax
 unchanged. Each case runs in a fresh process (the import system is process-wide)."""
-import os
 import subprocess
 import sys
 import textwrap
@@ -125,3 +124,19 @@ def test_typing_annotations_accept_arrays_and_tracers():
   assert proc.returncode == 0, proc.stderr
   assert proc.stdout.split("\n")[:3] == [
       "[True, True, True, True, True, True, True, False, False, False]", "True", "True"]
+
+
+def test_random_numbers_follow_jax_default_layout():
+  # JAX 0.10.2 defaults to the partitionable threefry layout; xjax's own default is the
+  # original one. Under install_as_jax a program gets JAX's numbers (recorded from JAX
+  # 0.10.2: jax.random.normal(jax.random.key(0), (3,))), unless the env var says otherwise.
+  code = ("import jax; print(jax.config.jax_threefry_partitionable, "
+          "jax.random.normal(jax.random.key(0), (3,)).tolist())")
+  proc = run_under_xjax(["-c", code])
+  assert proc.returncode == 0, proc.stderr
+  flag, values = proc.stdout.strip().split(" ", 1)
+  assert flag == "True"
+  assert values == "[1.622642159461975, 2.0252647399902344, -0.4335944354534149]"
+  proc = run_under_xjax(["-c", code], env={"JAX_THREEFRY_PARTITIONABLE": "0"})
+  assert proc.returncode == 0, proc.stderr
+  assert proc.stdout.startswith("False ")

@@ -149,3 +149,21 @@ def test_nondiff_argnames_name_the_nondiff_positions():
   assert f.nondiff_argnums == g.nondiff_argnums == (0,)
   np.testing.assert_allclose(jax.grad(lambda x: f(jnp.sin, x))(1.0), 3.0)
   np.testing.assert_allclose(jax.grad(lambda x: g(jnp.sin, x))(1.0), 5.0)
+
+
+def test_custom_jvp_on_intermediate_under_jit_leaks_no_tracer():
+  # numpyro's TruncatedNormal.log_prob: a custom_jvp function (jax.nn.softplus, logaddexp's
+  # kind) applied to a value computed inside jit; the staged equation's JVP rule must not
+  # keep the argument tracers alive, or check_tracer_leaks reports them after the trace.
+  @jax.custom_jvp
+  def softplus(x):
+    return jnp.logaddexp(x, 0.0)
+
+  softplus.defjvp(lambda primals, tangents: (softplus(primals[0]),
+                                             jax.nn.sigmoid(primals[0]) * tangents[0]))
+
+  def f(x):
+    return softplus(jnp.sin(x) * 2.0)
+
+  with jax.check_tracer_leaks():
+    np.testing.assert_allclose(jax.jit(f)(1.0), np.logaddexp(0, np.sin(1.0) * 2), rtol=1e-6)

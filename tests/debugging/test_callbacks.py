@@ -264,3 +264,18 @@ def test_callback_exception_under_jit_reaches_the_caller():
     xjax.jit(lambda x: io_callback(boom, _sds(()), x))(1.0)
   # The runtime is still usable afterwards.
   assert float(xjax.jit(lambda x: x + 1)(1.0)) == 2.0
+
+
+def test_callback_exception_outside_jit_is_a_runtime_error_as_under_jit():
+  # As in JAX (which runs eager callbacks compiled too): the callback's exception reaches
+  # the caller as xjax.errors.JaxRuntimeError carrying its traceback, jitted or not.
+  def boom(x):
+    raise ZeroDivisionError("from the host")
+
+  for call in (lambda x: xjax.pure_callback(boom, _sds(()), x),
+               lambda x: io_callback(boom, _sds(()), x)):
+    for f in (call, xjax.jit(call)):
+      with pytest.raises(xjax.errors.JaxRuntimeError, match="from the host") as info:
+        f(1.0)
+      assert isinstance(info.value, RuntimeError)
+      assert "ZeroDivisionError" in str(info.value)

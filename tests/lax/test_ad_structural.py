@@ -274,7 +274,10 @@ def _ids(cases):
 
 @pytest.mark.parametrize("case", _ids(CASES))
 def test_grads_match_finite_differences(case):
-  jtu.check_grads(case.fun, case.args(), case.order, modes=("fwd", "rev"))
+  # A linear function's central difference is exact for any step: a long one keeps float32
+  # rounding (about |f| * 6e-8 / eps) below the tolerance.
+  jtu.check_grads(case.fun, case.args(), case.order, modes=("fwd", "rev"),
+                  eps=0.1 if case.linear else None)
 
 
 # float64 pins the math down with tight tolerances where float32 differences are loose.

@@ -130,6 +130,43 @@ def test_full_and_like_functions():
     jnp.zeros_like([1, 2])
 
 
+def test_array_of_a_list_of_arrays_in_ml_dtypes():
+  # ml_dtypes' converters take numbers and NumPy values only; Arrays in a list still convert.
+  v = jnp.bfloat16(128)
+  out = jnp.array([v, v + 1.0], dtype=jnp.bfloat16)
+  assert out.dtype == jnp.bfloat16
+  np.testing.assert_array_equal(np.asarray(out, np.float32), [128, 129])
+  out = jnp.array([[jnp.ones(()), 2.0]], dtype=jnp.float8_e4m3fn)
+  assert out.dtype == jnp.float8_e4m3fn and out.shape == (1, 2)
+  np.testing.assert_array_equal(np.asarray(out, np.float32), [[1, 2]])
+
+
+def test_like_functions_take_shape_dtype_structs_and_keys():
+  # JAX's *_like accept any object with shape and dtype (optax inits optimizer state from
+  # jax.ShapeDtypeStruct params); such an object gives a strongly typed result.
+  s = xjax.ShapeDtypeStruct((2, 3), jnp.float16, weak_type=True)
+  for fn in (jnp.zeros_like, jnp.ones_like, jnp.empty_like):
+    out = fn(s)
+    assert isinstance(out, xjax.Array) and out.aval == xjax.core.ShapedArray((2, 3), np.float16)
+  np.testing.assert_array_equal(jnp.full_like(s, 7), np.full((2, 3), 7, np.float16))
+  np.testing.assert_array_equal(jnp.full_like(s, jnp.arange(3)), np.tile(np.arange(3), (2, 1)))
+  assert jnp.zeros_like(s, dtype=jnp.int32, shape=(4,)).aval.str_short() == "int32[4]"
+  out = xjax.jit(lambda: jnp.ones_like(s))()
+  np.testing.assert_array_equal(out, np.ones((2, 3), np.float16))
+  # Typed keys (and key-typed structs) give keys whose data is the fill, as in JAX.
+  key = xjax.random.key(3)
+  keys = jnp.zeros_like(xjax.random.split(key, 4))
+  assert keys.shape == (4,) and keys.dtype == key.dtype
+  np.testing.assert_array_equal(xjax.random.key_data(keys), np.zeros((4, 2), np.uint32))
+  keys = xjax.jit(lambda: jnp.zeros_like(xjax.ShapeDtypeStruct((2,), key.dtype)))()
+  np.testing.assert_array_equal(xjax.random.key_data(keys), np.zeros((2, 2), np.uint32))
+  keys = jnp.full_like(xjax.ShapeDtypeStruct((3,), key.dtype), key)
+  np.testing.assert_array_equal(xjax.random.key_data(keys),
+                                np.tile(xjax.random.key_data(key), (3, 1)))
+  with pytest.raises(TypeError, match="ones_like requires ndarray or scalar arguments"):
+    jnp.ones_like(object())
+
+
 def test_shape_errors():
   with pytest.raises(TypeError, match=r"Shapes must be 1D sequences of concrete values of integer "
                                       r"type, got \(2.0,\)\."):
@@ -252,3 +289,17 @@ def test_dtype_queries_and_constants():
   assert jnp.shape([[1, 2]]) == (1, 2) and jnp.ndim(3.0) == 0 and jnp.size(jnp.ones((2, 3))) == 6
   assert jnp.ones((2, 3)).size == 6 and jnp.ones((2, 3)).ndim == 2
   assert jnp.ones(3, jnp.int8).nbytes == 3 and jnp.ones(3).itemsize == 4
+
+
+def test_array_and_copy_of_an_array_make_a_new_buffer():
+  # As in JAX: jnp.array (copy=True) and jnp.copy give a new array, which survives the
+  # donation of the original; asarray and array(copy=False) return the array itself.
+  a = jnp.arange(3.0)
+  assert jnp.asarray(a) is a and jnp.array(a, copy=False) is a
+  copies = [jnp.array(a), jnp.copy(a), jnp.array(a, copy=True)]
+  assert all(c is not a for c in copies)
+  assert [c.dtype for c in copies] == [a.dtype] * 3
+  assert jnp.copy(jnp.array(1.0)).weak_type
+  xjax.jit(lambda x: x + 1, donate_argnums=0)(a)
+  for c in copies:
+    np.testing.assert_array_equal(np.asarray(c), [0.0, 1.0, 2.0])

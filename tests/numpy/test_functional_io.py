@@ -90,6 +90,22 @@ def test_load_save_round_trip():
   np.testing.assert_array_equal(jnp.load(buf)["a"], np.ones(2))
 
 
+def test_load_reads_bfloat16_back_and_keeps_non_numeric_arrays():
+  # As in JAX: NumPy saves bfloat16 as 2-byte void, which load views as bfloat16 again;
+  # an array of a dtype JAX cannot hold (strings) comes back as NumPy's array.
+  buf = io.BytesIO()
+  jnp.save(buf, jnp.array([1.5, -2.0], jnp.bfloat16))
+  buf.seek(0)
+  out = jnp.load(buf)
+  assert isinstance(out, xjax.Array) and out.dtype == jnp.bfloat16
+  np.testing.assert_array_equal(np.asarray(out, np.float32), [1.5, -2.0])
+  buf = io.BytesIO()
+  np.save(buf, np.array(["a", "b"]))
+  buf.seek(0)
+  out = jnp.load(buf)
+  assert type(out) is np.ndarray and out.tolist() == ["a", "b"]
+
+
 def test_frombuffer_fromstring_from_dlpack():
   np.testing.assert_array_equal(jnp.frombuffer(b"\x01\x02", dtype=jnp.uint8), [1, 2])
   np.testing.assert_array_equal(jnp.frombuffer(b"\x01\x02\x03", dtype=jnp.uint8, count=2,

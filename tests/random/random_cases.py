@@ -124,6 +124,14 @@ def cases(jax, jnp, np, x64=False):
   add("poisson_large", lambda: random.poisson(k42, 30., (6,)))
   add("binomial", lambda: random.binomial(k42, 10., 0.3, (6,)))
   add("binomial_large", lambda: random.binomial(k42, 100., 0.4, (6,)))
+  add("f", lambda: random.f(k42, 3., 5., (5,)))
+  add("f_broadcast", lambda: random.f(k42, np.array([1., 2.], np.float32), 4.))
+  add("multinomial", lambda: random.multinomial(k42, 10., np.array([.2, .3, .5], np.float32)))
+  add("multinomial_batched", lambda: random.multinomial(
+      k42, np.array([5., 20.], np.float32), np.array([[.1, .9], [.5, .5]], np.float32),
+      dtype=jnp.int32))
+  add("multinomial_shape", lambda: random.multinomial(
+      k42, 7., np.full(4, .25, np.float32), shape=(3, 4)))
   return out
 
 

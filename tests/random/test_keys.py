@@ -67,6 +67,16 @@ def test_key_indexing_and_reshaping_act_on_key_axes():
   assert [k.shape for k in keys] == [(3,), (3,)] and len(keys) == 2
 
 
+def test_concrete_keys_indexed_by_traced_index_inside_scan_and_jit():
+  # numpyro's subsample: concrete keys closed over, indexed by the scan's traced counter.
+  keys = random.split(random.key(3), 4)
+  data = _data(keys)
+  _, rows = xjax.lax.scan(lambda c, i: (c, random.key_data(keys[i])), 0, jnp.arange(4))
+  np.testing.assert_array_equal(rows, data)
+  picked = xjax.jit(lambda i: random.key_data(keys[i]))(jnp.array([2, 0]))
+  np.testing.assert_array_equal(picked, data[[2, 0]])
+
+
 def test_split_rows_are_usable_keys():
   k1, k2 = random.split(random.key(0))
   assert k1.shape == () and not bool(k1 == k2)

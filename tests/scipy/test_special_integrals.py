@@ -226,7 +226,7 @@ def test_jit_matches_eager_and_vmap_matches_loop():
 ], ids=lambda v: getattr(v, "__name__", "")[:8] if callable(v) else str(v))
 def test_grads_match_finite_differences(f, x, order, x64):
   check_grads(xjax.jit(f), (jnp.asarray(x, jnp.float64),), order=order, atol=1e-6, rtol=1e-6,
-              eps=1e-4 * max(1.0, abs(x)))
+              eps=1e-5 * max(1.0, abs(x)))
 
 
 def test_wofz_grad_matches_finite_differences(x64):

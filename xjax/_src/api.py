@@ -23,7 +23,8 @@ from xjax._src import jit as jit_module
 from xjax._src import traceback_util
 from xjax._src import tree_util
 from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
-                                fun_signature, infer_argnums_and_argnames, shaped_abstractify)
+                                fun_signature, infer_argnums_and_argnames, shaped_abstractify,
+                                wraps)
 from xjax._src.array import Array
 from xjax._src.sharding import spmd
 from xjax._src.sharding.mesh import get_concrete_mesh
@@ -78,7 +79,7 @@ class ShapeDtypeStruct:
 
   @property
   def aval(self):
-    return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype), self.weak_type)
+    return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype, True), self.weak_type)
 
   def update(self, **kwargs) -> ShapeDtypeStruct:
     """A copy with the given fields (shape, dtype, sharding, weak_type) replaced."""
@@ -268,7 +269,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape: bool = False
   static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
   @traceback_util.api_boundary
-  @functools.wraps(fun)
+  @wraps(fun)
   def make_jaxpr_f(*args, **kwargs):
     n = len(args)
     statics = {i if i >= 0 else i + n for i in static_argnums}
@@ -323,7 +324,12 @@ def eval_shape(fun, *args, **kwargs):
   closed, out_tree = jit_module.jit(fun)._trace((), args, kwargs, leaves, in_tree, avals,
                                                 traced_for="eval_shape")
   shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
-  return tree_util.tree_unflatten(out_tree, shapes)
+  out = tree_util.tree_unflatten(out_tree, shapes)
+  # A typed key array is a pytree node in xjax (its key data is the child) but a leaf in
+  # JAX: give its ShapeDtypeStruct (of the key dtype) in place of the node, as JAX does.
+  from xjax._src.random.prng import PRNGKeyArray  # random sits above api
+  is_key = lambda x: isinstance(x, PRNGKeyArray)
+  return tree_util.tree_map(lambda x: x._base_array if is_key(x) else x, out, is_leaf=is_key)
 
 
 # ----------------------------------------------------------------------------
@@ -388,6 +394,40 @@ def process_count(backend: str | None = None) -> int:
 def process_indices(backend: str | None = None) -> list[int]:
   """``[0, ..., process_count() - 1]`` (mirrors `jax.process_indices`)."""
   return list(range(process_count(backend)))
+
+
+def host_id(backend: str | None = None) -> int:
+  """The old name of `process_index`: warns (UserWarning, as JAX) and returns it."""
+  warnings.warn("jax.process_index has been renamed to jax.process_index. This alias will "
+                "eventually be removed; please update your code.", stacklevel=2)
+  return process_index(backend)
+
+
+def host_count(backend: str | None = None) -> int:
+  """The old name of `process_count`: warns (UserWarning, as JAX) and returns it."""
+  warnings.warn("jax.process_count has been renamed to jax.process_count. This alias will "
+                "eventually be removed; please update your code.", stacklevel=2)
+  return process_count(backend)
+
+
+def host_ids(backend: str | None = None) -> list[int]:
+  """The old name of `process_indices`: warns (UserWarning, as JAX) and returns it."""
+  warnings.warn("jax.process_indexs has been renamed to jax.process_indices. This alias will "
+                "eventually be removed; please update your code.", stacklevel=2)
+  return process_indices(backend)
+
+
+def copy_to_host_async(x):
+  """Starts copying every Array leaf of pytree `x` to host memory, without waiting.
+
+  Leaves without a ``copy_to_host_async`` method are left alone. A later
+  ``np.asarray(leaf)`` then finds the data on the host. Returns None, as JAX 0.10.2's
+  does. Mirrors `jax.copy_to_host_async`.
+  """
+  for leaf in tree_util.tree_leaves(x):
+    copy = getattr(leaf, "copy_to_host_async", None)
+    if copy is not None:
+      copy()
 
 
 def default_backend() -> str:
@@ -496,7 +536,9 @@ def block_until_ready(x):
 
 
 def _flatten_fun_aux(fun, in_tree, has_aux: bool):
-  """`fun` on flat leaves; with has_aux, aux leaves are returned after the outputs."""
+  """`fun` on flat leaves; with has_aux, the aux leaves that are tracers are returned after
+  the outputs, and the aux leaves with the treedef kept in `stores` (see `_aux_result`):
+  as in JAX, aux leaves of any Python type (strings, ints, ...) come back unchanged."""
   stores = {}
 
   def flat_fun(*leaves):
@@ -510,11 +552,21 @@ def _flatten_fun_aux(fun, in_tree, has_aux: bool):
     out_leaves, stores["out_tree"] = tree_util.tree_flatten(out)
     if has_aux:
       aux_leaves, stores["aux_tree"] = tree_util.tree_flatten(aux)
+      stores["aux_leaves"] = aux_leaves
       stores["n_out"] = len(out_leaves)
-      return [*out_leaves, *aux_leaves]
+      return [*out_leaves, *(l for l in aux_leaves if isinstance(l, core.Tracer))]
     return out_leaves
 
   return flat_fun, stores
+
+
+def _aux_result(stores, traced_aux):
+  """The aux pytree: the leaves kept by `_flatten_fun_aux`, each tracer among them replaced
+  in order by the corresponding value of `traced_aux` (what the transformation returned)."""
+  traced_aux = iter(traced_aux)
+  leaves = [next(traced_aux) if isinstance(l, core.Tracer) else l
+            for l in stores.pop("aux_leaves")]
+  return tree_util.tree_unflatten(stores["aux_tree"], leaves)
 
 
 def _primal_value(x):
@@ -582,13 +634,17 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
     _check_tangent(p, t)
   flat_fun, stores = _flatten_fun_aux(fun, p_tree, has_aux)
   outs_p, outs_t = ad.jvp_flat(flat_fun, p_leaves, t_leaves)
-  outs_t = [_to_array(ad.instantiate_zeros(t)) for t in outs_t]
+  # As in JAX, outputs that nothing computed (a Python scalar the function returns, an input
+  # returned as is, a custom_jvp rule's Python values) come back unchanged: a tangent stays
+  # as it is when its primal is such a value, and is an array otherwise.
+  outs_t = [t if type(t) is not ad.Zero and not isinstance(p, (Array, core.Tracer))
+            else _to_array(ad.instantiate_zeros(t)) for p, t in zip(outs_p, outs_t)]
   n = stores.get("n_out", len(outs_p))
   out_tree = stores["out_tree"]
-  result = (tree_util.tree_unflatten(out_tree, [_to_array(p) for p in outs_p[:n]]),
+  result = (tree_util.tree_unflatten(out_tree, outs_p[:n]),
             tree_util.tree_unflatten(out_tree, outs_t[:n]))
   if has_aux:
-    return (*result, tree_util.tree_unflatten(stores["aux_tree"], outs_p[n:]))
+    return (*result, _aux_result(stores, outs_p[n:]))
   return result
 
 
@@ -632,10 +688,9 @@ def linearize(fun, *primals, has_aux: bool = False):
     outs_t = core.eval_jaxpr(linear.jaxpr, linear.consts, *t_leaves)
     return tree_util.tree_unflatten(out_tree, [_to_array(t) for t in outs_t[:n]])
 
-  out = tree_util.tree_unflatten(out_tree, [_to_array(p) for p in outs[:n]])
+  out = tree_util.tree_unflatten(out_tree, outs[:n])  # unchanged, as jvp's (JAX's too)
   if has_aux:
-    return out, f_jvp, tree_util.tree_unflatten(stores["aux_tree"],
-                                                [_primal_value(a) for a in outs[n:]])
+    return out, f_jvp, _aux_result(stores, [_primal_value(a) for a in outs[n:]])
   return out, f_jvp
 
 
@@ -684,8 +739,7 @@ def vjp(fun, *primals, has_aux: bool = False):
 
   out = tree_util.tree_unflatten(out_tree, [_to_array(o) for o in outs[:n]])
   if has_aux:
-    return out, vjp_fun, tree_util.tree_unflatten(stores["aux_tree"],
-                                                  [_primal_value(a) for a in outs[n:]])
+    return out, vjp_fun, _aux_result(stores, [_primal_value(a) for a in outs[n:]])
   return out, vjp_fun
 
 
@@ -795,7 +849,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
   check_callable(fun)
 
   @traceback_util.api_boundary
-  @functools.wraps(fun)
+  @wraps(fun)
   def value_and_grad_f(*args, **kwargs):
     single, dyn, partial_fun = _diff_args(
         fun, argnums, args, kwargs, lambda x: _check_input_dtype_grad(holomorphic, allow_int, x))
@@ -827,7 +881,7 @@ def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
   vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
   @traceback_util.api_boundary
-  @functools.wraps(fun)
+  @wraps(fun)
   def grad_f(*args, **kwargs):
     value, g = vg(*args, **kwargs)
     return (g, value[1]) if has_aux else g

@@ -1,6 +1,7 @@
 """Helpers shared by the transformations: flattening functions, argnums, debug info."""
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 from collections.abc import Callable, Sequence
@@ -170,6 +171,26 @@ def fun_name(fun) -> str:
   while hasattr(fun, "func") and hasattr(fun, "args"):
     fun = fun.func
   return getattr(fun, "__name__", type(fun).__name__)
+
+
+def wraps(wrapped):
+  """`functools.wraps` that never fails, as JAX's `util.wraps`: the wrapper gets each of
+  `wrapped`'s name, qualname, module, docstring, annotations and attributes that it can
+  take, and ``__wrapped__``. A callable object whose ``__name__`` is not a string (an
+  equinox Module may have a field by that name) is wrapped all the same."""
+  def wrapper(fun):
+    for attr in functools.WRAPPER_ASSIGNMENTS:
+      try:
+        setattr(fun, attr, getattr(wrapped, attr))
+      except (AttributeError, TypeError):
+        pass
+    try:
+      fun.__dict__.update(getattr(wrapped, "__dict__", {}))
+    except (AttributeError, TypeError):
+      pass
+    fun.__wrapped__ = wrapped
+    return fun
+  return wrapper
 
 
 def check_callable(fun) -> None:

@@ -29,10 +29,22 @@ class _ArrayMeta(type):
   this method is called."""
 
   def __instancecheck__(cls, x):
-    return type.__instancecheck__(cls, x) or (cls is Array and isinstance(x, core.Tracer))
+    return type.__instancecheck__(cls, x) or (cls is Array and isinstance(x, _virtual_arrays))
 
   def __subclasscheck__(cls, sub):
-    return type.__subclasscheck__(cls, sub) or (cls is Array and issubclass(sub, core.Tracer))
+    return type.__subclasscheck__(cls, sub) or (cls is Array and issubclass(sub, _virtual_arrays))
+
+
+# The classes whose instances are `Array`s for isinstance/issubclass without subclassing
+# it, as in JAX: tracers, and the typed PRNG key arrays (`register_virtual_array`).
+_virtual_arrays: tuple[type, ...] = (core.Tracer,)
+
+
+def register_virtual_array(cls: type) -> None:
+  """Makes `isinstance(x, Array)` hold for instances of `cls` (and so
+  `isinstance(x, jnp.ndarray)`), as JAX's PRNG key arrays are `jax.Array`s."""
+  global _virtual_arrays
+  _virtual_arrays = (*_virtual_arrays, cls)
 
 
 class Array(metaclass=_ArrayMeta):
@@ -200,6 +212,19 @@ class Array(metaclass=_ArrayMeta):
     """The bytes the array's buffer takes on its device (mirrors JAX's method of that name)."""
     self._check_alive()
     return backend.on_device_size_in_bytes(self._buf)
+
+  def unsafe_buffer_pointer(self) -> int:
+    """The address of the array's device buffer (mirrors `jax.Array.unsafe_buffer_pointer`;
+    equinox's tests use it to check that donated buffers are reused).
+
+    Raises:
+      RuntimeError: the array was deleted or donated.
+      ValueError: the array is split over several devices.
+    """
+    self._check_alive()
+    if len(self.devices()) != 1:
+      raise ValueError("unsafe_buffer_pointer() is supported only for unsharded arrays.")
+    return self._buf.unsafe_buffer_pointer()
 
   def block_until_ready(self) -> Array:
     """Waits until the computation producing this array has finished; returns self."""

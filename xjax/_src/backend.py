@@ -23,6 +23,7 @@ from jaxlib import _jax  # noqa: E402
 from jaxlib import xla_client  # noqa: E402
 
 from xjax._src import compilation_cache  # noqa: E402
+from xjax._src import monitoring  # noqa: E402
 from xjax._src.config import config  # noqa: E402
 
 _SUPPORTED_PLATFORMS = ("cpu", "cuda", "gpu")
@@ -324,7 +325,8 @@ def _parse_module(mlir_text: str):
       return ir.Module.parse(mlir_text)
 
 
-def compile_module(mlir_text: str, device, host_callbacks=(), compiler_options=()):
+def compile_module(mlir_text: str, device, host_callbacks=(), compiler_options=(),
+                   fun_name: str | None = None):
   """Compiles StableHLO module text for one device, or for several.
 
   `device` is one device, or a tuple of devices: the module is then one
@@ -339,7 +341,17 @@ def compile_module(mlir_text: str, device, host_callbacks=(), compiler_options=(
   With the persistent compilation cache on (``jax_compilation_cache_dir``; see
   `xjax._src.compilation_cache`), the executable is loaded from it when stored
   there, and stored after compiling.
+
+  The whole (look-up and compilation) is recorded as JAX's
+  ``/jax/core/compile/backend_compile_duration`` event (`xjax._src.monitoring`) for
+  `fun_name` (JAX's ``jit(f)``; the module's name when None).
   """
+  with monitoring.timed_event(monitoring.BACKEND_COMPILE_EVENT,
+                              fun_name or compilation_cache.module_name(mlir_text)):
+    return _compile_module(mlir_text, device, host_callbacks, compiler_options)
+
+
+def _compile_module(mlir_text: str, device, host_callbacks, compiler_options):
   options = xla_client.CompileOptions()
   if isinstance(device, tuple):
     build = options.executable_build_options
@@ -364,21 +376,47 @@ def compile_module(mlir_text: str, device, host_callbacks=(), compiler_options=(
     # Never in the persistent cache: the executable calls these Python functions by their
     # addresses in this process, which mean nothing in another one.
     compilation_cache.skip(_module_label(mlir_text), "it has host callbacks")
-    return client().compile_and_load(_parse_module(mlir_text), devices, options,
-                                     list(host_callbacks))
+    return backend_compile_and_load(client(), _parse_module(mlir_text), devices, options,
+                                    host_callbacks)
+  if compilation_cache.is_cache_used():
+    # As JAX: every compilation without host callbacks while the cache is enabled, with a
+    # directory set or not (without one, JAX's look-up misses; xjax skips it).
+    monitoring.record_event("/jax/compilation_cache/compile_requests_use_cache")
   if key is not None:
     executable = compilation_cache.load(
         key, lambda data: client().deserialize_executable(data, devices, options))
     if executable is not None:
       return executable
   start = time.monotonic()
-  executable = client().compile_and_load(mlir_text, devices, options)
+  executable = backend_compile_and_load(client(), mlir_text, devices, options, ())
   if key is not None and process_index() == 0:
     compilation_cache.store(key, executable.serialize, time.monotonic() - start)
   elif key is not None:
     # As JAX: in a job of several processes every process reads, only process 0 writes.
     compilation_cache.skip(_module_label(mlir_text), "only process 0 writes")
   return executable
+
+
+def backend_compile_and_load(backend, module, executable_devices, options, host_callbacks):
+  """Compiles `module` with jaxlib client `backend` and loads it on `executable_devices`.
+
+  Args:
+    backend: a jaxlib client (its ``platform`` names it: 'cpu', 'cuda', ...).
+    module: StableHLO module text, or a parsed module (needed with host callbacks).
+    executable_devices: a jaxlib DeviceList.
+    options: jaxlib CompileOptions.
+    host_callbacks: the Python functions the module's callback custom calls name (may be
+      empty).
+
+  Returns:
+    The loaded executable. Every XLA compilation of xjax (not a persistent-cache hit) goes
+  through this module-level name, looked up at each call, so that it can be replaced, as
+  ``chex.restrict_backends`` replaces `jax._src.compiler.backend_compile_and_load`, whose
+  signature it mirrors.
+  """
+  if host_callbacks:
+    return backend.compile_and_load(module, executable_devices, options, list(host_callbacks))
+  return backend.compile_and_load(module, executable_devices, options)
 
 
 def _module_label(mlir_text: str) -> str:
@@ -403,11 +441,16 @@ def _persistent_cache_key(mlir_text: str, device, options, compiler_options) -> 
   ))
 
 
+def hlo_computation(mlir_text: str):
+  """jaxlib's XlaComputation of a StableHLO module (its HLO before XLA's optimizations:
+  ``as_hlo_text()``, ``as_serialized_hlo_module_proto()``, ``as_hlo_module()``)."""
+  return _jax.mlir.mlir_module_to_xla_computation(mlir_text, use_tuple_args=False,
+                                                  return_tuple=False)
+
+
 def hlo_text(mlir_text: str) -> str:
   """The HLO text of a StableHLO module (before XLA's optimizations)."""
-  computation = _jax.mlir.mlir_module_to_xla_computation(mlir_text, use_tuple_args=False,
-                                                         return_tuple=False)
-  return computation.as_hlo_text()
+  return hlo_computation(mlir_text).as_hlo_text()
 
 
 def result_handlers(avals, device, committed: bool) -> list:
@@ -613,3 +656,9 @@ def register_lapack_targets():
 
 def runtime_error_class():
   return _jax.JaxRuntimeError
+
+
+def jaxlib_version() -> str:
+  """The installed jaxlib's version string (what `jax.lib.__version__` reports)."""
+  import jaxlib.version
+  return jaxlib.version.__version__

@@ -10,8 +10,11 @@ dtypes.
 """
 from __future__ import annotations
 
+import traceback
+
 import numpy as np
 
+from xjax._src import backend
 from xjax._src import core
 from xjax._src import dispatch
 from xjax._src import dtypes
@@ -99,7 +102,15 @@ def _run_on_host(callback, flat_args, result_avals) -> tuple:
 
 
 def _eager(callback, args, result_avals):
-  outs = _run_on_host(callback, args, result_avals)
+  """Runs a callback outside `jit`. Its failure reaches the caller as XLA's error does under
+  `jit` (JAX runs even an eager callback as a compiled program): a `JaxRuntimeError` (a
+  RuntimeError) whose message holds the callback's traceback, chained to the exception."""
+  try:
+    outs = _run_on_host(callback, args, result_avals)
+  except Exception as e:
+    raise backend.runtime_error_class()(
+        "INTERNAL: CpuCallback error calling callback: "
+        + "".join(traceback.format_exception(e)).rstrip()) from e
   return [dispatch.device_put_value(x) for x in outs]
 
 

@@ -39,6 +39,7 @@ import warnings
 import zlib
 from typing import Callable, Sequence
 
+from xjax._src import monitoring
 from xjax._src.config import config
 
 logger = logging.getLogger(__name__)
@@ -176,6 +177,9 @@ def is_cache_used() -> bool:
     if not _checked:
       _checked = True
       _used = bool(config.jax_enable_compilation_cache)
+      # JAX's adoption metrics, once per process (and after `reset_cache`).
+      monitoring.record_event("/jax/compilation_cache/tasks_using_cache" if _used
+                              else "/jax/compilation_cache/task_disabled_cache")
     return _used
 
 
@@ -230,6 +234,11 @@ def skip(what: str, reason: str) -> None:
 def _xla_flags() -> list[str]:
   flags = os.environ.get("XLA_FLAGS", "").split()
   return sorted(f for f in flags if not _XLA_FLAGS_NOT_IN_KEY.match(f))
+
+
+def module_name(module_text: str) -> str:
+  """The name of a StableHLO module (``jit_f``), made safe for a file name."""
+  return _module_name(module_text)
 
 
 def _module_name(module_text: str) -> str:
@@ -330,6 +339,7 @@ def load(key: str, deserialize: Callable[[bytes], object]):
   cache = _get_cache()
   if cache is None:
     return None
+  start = time.monotonic()
   try:
     data = cache.read(key)
   except OSError as e:
@@ -342,7 +352,7 @@ def load(key: str, deserialize: Callable[[bytes], object]):
     _count("misses")
     return None
   try:
-    serialized, _ = decode_entry(data)
+    serialized, compile_time = decode_entry(data)
     executable = deserialize(serialized)
   except Exception as e:  # noqa: BLE001 -- any failure of a stored entry is a miss
     cache.remove(key)
@@ -353,6 +363,12 @@ def load(key: str, deserialize: Callable[[bytes], object]):
   logger.log(logging.WARNING if config.jax_log_compiles else logging.DEBUG,
              "Persistent compilation cache hit for '%s' with key %r", _name_of(key), key)
   _count("hits")
+  retrieval_time = time.monotonic() - start
+  monitoring.record_event("/jax/compilation_cache/cache_hits")
+  monitoring.record_event_duration_secs("/jax/compilation_cache/compile_time_saved_sec",
+                                        compile_time - retrieval_time)
+  monitoring.record_event_duration_secs("/jax/compilation_cache/cache_retrieval_time_sec",
+                                        retrieval_time)
   return executable
 
 
@@ -388,6 +404,8 @@ def store(key: str, serialize: Callable[[], bytes], compile_time: float) -> bool
                    len(data), min_size)
       _count("skipped")
       return False
+    # JAX counts a miss here: a compilation that qualified to be written.
+    monitoring.record_event("/jax/compilation_cache/cache_misses")
     if max_size != -1 and len(data) > max_size:
       warnings.warn(f"Cache value for key {key!r} of size {len(data)} bytes exceeds the "
                     f"maximum cache size of {max_size} bytes", stacklevel=2)

@@ -133,6 +133,10 @@ _FLAGS = [
     _Flag("jax_debug_key_reuse", False, "JAX_DEBUG_KEY_REUSE",
           help="Turn on key reuse checking: typed PRNG keys (made with jax.random.key()) "
           "have their usage tracked, and reusing a consumed key raises KeyReuseError."),
+    _Flag("jax_enable_custom_prng", False, "JAX_ENABLE_CUSTOM_PRNG",
+          help="Enables an internal upgrade that allows one to define custom pseudo-random "
+          "number generator implementations (as in JAX 0.10.2, where the upgrade is "
+          "complete, it changes nothing)."),
     _Flag("jax_eager_constant_folding", False, "JAX_EAGER_CONSTANT_FOLDING",
           help="Evaluate operations on concrete values eagerly while tracing (set by "
           "`ensure_compile_time_eval`)."),
@@ -234,6 +238,59 @@ class Config:
 
   def __setattr__(self, name, value):
     raise AttributeError("use config.update(name, value) to change a flag")
+
+  def read(self, name: str):
+    """The value of flag ``name`` (mirrors `jax.config.read`). As in JAX, only the flags
+    without a context manager (``jax_enable_x64``, ``jax_platform_name``,
+    ``jax_check_proxy_envs``) are read this way.
+
+    Raises:
+      AttributeError: ``name`` is not a flag, or it has a context manager (read it as
+        ``config.<name>``).
+    """
+    if name not in self._values:
+      raise AttributeError(f"Unrecognized config option: {name}")
+    if name not in ("jax_enable_x64", "jax_platform_name", "jax_check_proxy_envs"):
+      raise AttributeError(
+          "For flags with a corresponding contextmanager, read their value "
+          f"via e.g. `config.{name}` rather than `config.FLAGS.{name}`.")
+    return getattr(self, name)
+
+  def parse_flags_with_absl(self) -> None:
+    """Sets flags from the command line (``sys.argv``), as absl flags: ``--jax_name=value``,
+    and for a boolean flag also ``--jax_name`` (true) and ``--nojax_name`` (false). Other
+    arguments are left alone; only the first call reads them. Test files of libraries
+    call it at import (mirrors `jax.config.parse_flags_with_absl`; xjax parses the
+    arguments itself and does not need absl).
+
+    Raises:
+      ValueError: the value given for a flag does not parse as its type or is not one of
+        its choices.
+    """
+    import sys
+    if self.__dict__.get("_parsed_argv"):
+      return
+    object.__setattr__(self, "_parsed_argv", True)
+    for arg in sys.argv[1:]:
+      if arg == "--":
+        break
+      if not arg.startswith("--"):
+        continue
+      name, eq, text = arg[2:].partition("=")
+      if name in self._flags:
+        flag = self._flags[name]
+        if eq:
+          value = _parse_bool(name, text) if flag.kind is bool else flag.kind(text)
+        elif flag.kind is bool:
+          value = True
+        else:
+          continue  # absl would take the next argument; JAX's flags are given with "="
+      elif name.startswith("no") and not eq and name[2:] in self._flags and \
+          self._flags[name[2:]].kind is bool:
+        name, value = name[2:], False
+      else:
+        continue
+      self.update(name, value)
 
   def update(self, name: str, value) -> None:
     """Sets flag ``name`` to ``value`` (mirrors `jax.config.update`)."""
@@ -425,6 +482,7 @@ checking_leaks = functools.partial(check_tracer_leaks, True)
 log_compiles = _bool_state("jax_log_compiles")
 explain_cache_misses = _bool_state("jax_explain_cache_misses")
 debug_key_reuse = _bool_state("jax_debug_key_reuse")
+enable_custom_prng = _bool_state("jax_enable_custom_prng")
 allow_f16_reductions = _bool_state("jax_allow_f16_reductions")
 threefry_partitionable = State("jax_threefry_partitionable", True,
                                extra_description=" (transient)")

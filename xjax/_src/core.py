@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import operator
 import threading
+import weakref
 from collections import Counter
 from typing import Any, NamedTuple
 
@@ -40,7 +41,13 @@ class ShardingTypeError(TypeError):
   """Operands whose shardings (on Explicit mesh axes) give no well-defined result sharding."""
 
 
-class ShapedArray:
+class AbstractValue:
+  """The base class of abstract values: `ShapedArray` and `AbstractToken` (mirrors
+  `jax.core.AbstractValue`, which libraries test with isinstance)."""
+  __slots__ = ()
+
+
+class ShapedArray(AbstractValue):
   """The abstract value of an array: its shape, dtype and weak type.
 
   Mirrors `jax.core.ShapedArray`. Immutable and hashable (the hash is cached:
@@ -136,7 +143,7 @@ def physical_aval(aval):
                      dtype.physical_element_dtype)
 
 
-class AbstractToken:
+class AbstractToken(AbstractValue):
   """The abstract value of a token: an ordering handle with no shape, dtype or data.
 
   Tokens sequence side effects (`lax.create_token`, `lax.after_all`); they
@@ -332,6 +339,10 @@ def _invalid_shape_error(shape, context: str = "") -> TypeError:
 # Primitives
 
 
+# Every primitive made (weakly held): the rule registries of `jax.interpreters` iterate it.
+all_primitives: weakref.WeakSet = weakref.WeakSet()
+
+
 class Primitive:
   """A named operation with its rules as attributes.
 
@@ -344,6 +355,7 @@ class Primitive:
   def __init__(self, name: str, multiple_results: bool = False):
     self.name = name
     self.multiple_results = multiple_results
+    all_primitives.add(self)
     self.impl = None            # eager evaluation; None means dispatch.apply_primitive
     self.abstract_eval = None   # (*avals, **params) -> aval or list of avals
     self.jvp = None             # (primals, tangents, **params) -> (primal_out, tangent_out)
@@ -363,6 +375,11 @@ class Primitive:
   def bind(self, *args, **params):
     return trace_ctx.trace.process_primitive(self, args, params)
 
+  def get_bind_params(self, params) -> dict:
+    """The params to `bind` with to re-apply an equation with `params` (JAX's method:
+    an interpreter calls it before binding an equation's primitive again)."""
+    return params
+
   def def_impl(self, fn):
     self.impl = fn
     return fn
@@ -377,6 +394,8 @@ class Primitive:
           return sharding_rule_hook(prim, avals, params, out)
       return out
     abstract_eval.__wrapped__ = fn
+    # The rule is fn's: a library's primitive keeps its library's module here.
+    abstract_eval.__module__ = getattr(fn, "__module__", None) or __name__
     self.abstract_eval = abstract_eval
     return fn
 
@@ -438,6 +457,12 @@ class Trace:
   def invalidate(self):
     self.is_valid = False
 
+  @property
+  def main(self):
+    """The trace's identity tag (JAX 0.10.2 keeps `Trace.main`, once the trace's "main
+    trace", as a deprecated property returning `tag`; equinox's filter_jvp compares it)."""
+    return self.tag
+
   def __repr__(self):
     return f"{type(self).__name__}"
 
@@ -484,6 +509,13 @@ class set_current_trace:
 
 def current_trace() -> Trace:
   return trace_ctx.trace
+
+
+def trace_state_clean() -> bool:
+  """True when no transformation is active: the current trace is the eager `eval_trace`
+  and no named axis is bound (mirrors JAX's private `jax._src.core.trace_state_clean`,
+  which libraries such as numpyro call to tell whether they run under jit/vmap/grad)."""
+  return trace_ctx.trace is eval_trace and not trace_ctx.axis_env
 
 
 class extend_axis_env:

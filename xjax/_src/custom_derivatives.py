@@ -25,6 +25,7 @@ import numpy as np
 from typing import Any
 
 from xjax._src import core
+from xjax._src import dispatch
 from xjax._src import dtypes
 from xjax._src import tree_util
 from xjax._src.api_util import (flatten_fun_nokwargs, fun_name, fun_signature,
@@ -455,9 +456,9 @@ class custom_jvp:
       return _call_eagerly(self, args, kwargs)
     nondiff, diff, leaves, in_tree, jaxpr, consts, out_tree = _trace_call(self, args, kwargs)
     user_jvp = self.jvp
+    n = len(leaves)  # the rule holds the count, not the arguments (tracers stay collectable)
 
     def jvp_flat(*primals_and_tangents):
-      n = len(leaves)
       primals = tree_util.tree_unflatten(in_tree, primals_and_tangents[:n])
       tangents = tree_util.tree_unflatten(in_tree, map(_to_symbolic, primals_and_tangents[n:]))
       out = user_jvp(*nondiff, primals, tangents)
@@ -710,6 +711,9 @@ class custom_vjp:
     res_trees = []
 
     def fwd_flat(perturbed, *primals):
+      # JAX hands fwd its Python-scalar primals canonicalized (as typed scalars); here they
+      # come as weak-typed arrays, so that fwd computes arrays where the traced function did.
+      primals = [_python_scalar_as_array(x) for x in primals]
       if symbolic_zeros:
         primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
       out = user_fwd(*_merge(nums, nondiff, tree_util.tree_unflatten(in_tree, primals)))
@@ -741,6 +745,13 @@ class custom_vjp:
     outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, fwd=fwd_flat, bwd=bwd_flat,
                                   num_consts=len(consts), symbolic_zeros=symbolic_zeros)
     return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _python_scalar_as_array(x):
+  """A Python scalar as a weak-typed array (as JAX's `bind` canonicalizes it); else `x`."""
+  if type(x) in (bool, int, float, complex):
+    return dispatch.device_put_value(x)
+  return x
 
 
 # ----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 from xjax._src import backend
 from xjax._src import core
 from xjax._src import jaxpr_keys
+from xjax._src import monitoring
 from xjax._src import debug_nans
 from xjax._src import dtypes
 from xjax._src.array import Array, Token, deleted_array_error
@@ -167,7 +168,7 @@ def device_put_value(x, device=None, weak_type=None, committed=None) -> Array:
 class Executable:
   """A compiled closed jaxpr: run it on device buffers, get Arrays back."""
   __slots__ = ("xla_executable", "in_avals", "out_avals", "device", "const_buffers", "text",
-               "_handlers", "_has_tokens", "_execute")
+               "_handlers", "_has_tokens", "_has_float0", "_execute")
 
   def __init__(self, xla_executable, closed_jaxpr: core.ClosedJaxpr, device, const_buffers,
                text):
@@ -181,6 +182,9 @@ class Executable:
     self.text = text
     # A token output comes back as XLA's token buffer, which reads as bool[0].
     self._has_tokens = core.abstract_token in self.out_avals
+    # A float0 output (a zero cotangent of an integer input) comes back as NumPy float0
+    # zeros, as JAX's does: no device array has that dtype.
+    self._has_float0 = any(getattr(a, "dtype", None) == dtypes.float0 for a in self.out_avals)
     buffer_avals = [_TOKEN_BUFFER_AVAL if a is core.abstract_token else a
                     for a in self.out_avals]
     self._handlers = (backend.result_handlers(buffer_avals, device, False),
@@ -202,9 +206,10 @@ class Executable:
           raise deleted_array_error(self.in_avals[i]) from None
       raise
     device = self.device
-    if self._has_tokens:
-      return [Token(b, device) if a is core.abstract_token else Array(b, a, device, committed)
-              for b, a in zip(outs, self.out_avals)]
+    if self._has_tokens or self._has_float0:
+      return [Token(b, device) if a is core.abstract_token
+              else np.zeros(a.shape, dtypes.float0) if a.dtype == dtypes.float0
+              else Array(b, a, device, committed) for b, a in zip(outs, self.out_avals)]
     if len(outs) == 1:  # no comprehension frame for the common case
       return [Array(outs[0], self.out_avals[0], device, committed)]
     return [Array(b, a, device, committed) for b, a in zip(outs, self.out_avals)]
@@ -232,9 +237,12 @@ def compile_jaxpr(closed_jaxpr: core.ClosedJaxpr, device, name: str) -> Executab
   """Lowers and compiles `closed_jaxpr` for `device`; its consts are transferred once."""
   if state_types.takes_refs(closed_jaxpr):
     return _compile_jaxpr_with_refs(closed_jaxpr, device, name)
-  log_compile(name[4:] if name.startswith("jit_") else name, closed_jaxpr.in_avals)
-  text, callbacks = lowering.lower_jaxpr_to_module(closed_jaxpr, name)
-  exe = backend.compile_module(text, device, callbacks)
+  short = name[4:] if name.startswith("jit_") else name
+  log_compile(short, closed_jaxpr.in_avals)
+  fun_name = f"jit({short})"  # as JAX names the events of an eager op's compilation
+  with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, fun_name):
+    text, callbacks = lowering.lower_jaxpr_to_module(closed_jaxpr, name)
+  exe = backend.compile_module(text, device, callbacks, fun_name=fun_name)
   consts = [to_buffer(c, device) for c in closed_jaxpr.consts]
   return Executable(exe, closed_jaxpr, device, consts, text)
 
@@ -247,8 +255,9 @@ def _compile_jaxpr_with_refs(closed_jaxpr, device, name: str):
 
 
 def _one_eqn_jaxpr(prim: core.Primitive, avals, params) -> core.ClosedJaxpr:
+  with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, prim.name):
+    out = prim.abstract_eval(*avals, **params)
   invars = [core.Var(a) for a in avals]
-  out = prim.abstract_eval(*avals, **params)
   out_avals = out if prim.multiple_results else [out]
   outvars = [core.Var(a) for a in out_avals]
   eqn = core.JaxprEqn(invars, outvars, prim, params)

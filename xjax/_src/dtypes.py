@@ -281,6 +281,18 @@ finfo = ml_dtypes.finfo  # knows bfloat16 and the float8s as well as NumPy's typ
 iinfo = ml_dtypes.iinfo  # knows int2/int4 as well as NumPy's types
 
 
+# The inexact types that have no infinity (their largest value saturates instead).
+_no_inf_types = {float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2fnuz}
+
+
+def supports_inf(dtype) -> bool:
+  """True if `dtype` (anything `np.dtype` accepts) is inexact and represents infinity:
+  False for the integer and bool types and for the float8 types without inf (e4m3fn,
+  e4m3fnuz, e4m3b11fnuz, e5m2fnuz). Mirrors JAX's private `dtypes.supports_inf`."""
+  dt = np.dtype(dtype)
+  return dt.type not in _no_inf_types and issubdtype(dt, np.inexact)
+
+
 def _issubclass(a, b) -> bool:
   try:
     return issubclass(a, b)

@@ -149,3 +149,13 @@ class KeyReuseError(JAXTypeError):
 
   def __init__(self, message: str):
     super().__init__(message)
+
+
+class InconclusiveDimensionOperation(Exception):
+  """An operation on symbolic dimensions whose result depends on their values.
+
+  Mirrors `jax.errors.InconclusiveDimensionOperation`, which JAX raises under shape
+  polymorphism (`jax.export` with symbolic shapes), e.g. when comparing ``a`` with ``b``
+  for symbolic ``a`` and ``b``. xjax has no symbolic dimensions: every shape is concrete,
+  so no xjax operation raises it; it exists so that code catching it runs unchanged.
+  """

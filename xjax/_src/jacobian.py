@@ -15,7 +15,7 @@ from xjax._src import dtypes
 from xjax._src import traceback_util
 from xjax._src import tree_util
 from xjax._src.api import _check_input_dtype_grad, _diff_args, check_output_dtype_rev, jvp, vjp
-from xjax._src.api_util import check_callable
+from xjax._src.api_util import check_callable, wraps
 from xjax._src.lax import elementwise as ew
 from xjax._src.numpy import creation
 from xjax._src.numpy import lax_numpy as jnp
@@ -95,6 +95,7 @@ def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
   check_callable(fun)
 
   @traceback_util.api_boundary
+  @wraps(fun)
   def jacfun(*args, **kwargs):
     single, dyn, partial_fun = _diff_args(fun, argnums, args, kwargs,
                                           lambda x: _check_jacfwd_input(holomorphic, x))
@@ -141,6 +142,7 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
   check_callable(fun)
 
   @traceback_util.api_boundary
+  @wraps(fun)
   def jacfun(*args, **kwargs):
     single, dyn, partial_fun = _diff_args(
         fun, argnums, args, kwargs,

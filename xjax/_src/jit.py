@@ -26,7 +26,9 @@ from xjax._src import core
 from xjax._src import debug_nans
 from xjax._src import dispatch
 from xjax._src import jaxpr_keys
+from xjax._src import monitoring
 from xjax._src import stablehlo as hlo
+from xjax._src import stages
 from xjax._src import traceback_util
 from xjax._src import tree_util
 from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
@@ -102,23 +104,42 @@ def _jit_lowering(ctx, *args, jaxpr, name, **_):
 def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, inline, keep_unused):
   from xjax._src.interpreters import ad
   nonzeros = [type(t) is not ad.Zero for t in tangents]
-  jvp_jaxpr = _jvp_jaxpr_cached(jaxpr, tuple(nonzeros))
+  jvp_jaxpr, out_nonzeros = _jvp_jaxpr_cached(jaxpr, tuple(nonzeros))
   nz_tangents = [t for t, nz in zip(tangents, nonzeros) if nz]
   n = len(primals) + len(nz_tangents)
   outs = jit_p.bind(*primals, *nz_tangents, jaxpr=jvp_jaxpr, name=name,
                     donated_invars=(False,) * n, inline=inline, keep_unused=keep_unused)
   n_out = len(jaxpr.out_avals)
-  return outs[:n_out], outs[n_out:]
+  # As in JAX, an output no nonzero input tangent reaches gets a symbolic zero tangent.
+  nz_out = iter(outs[n_out:])
+  return outs[:n_out], [next(nz_out) if nz else ad.Zero(aval.to_tangent_aval())
+                        for nz, aval in zip(out_nonzeros, jaxpr.out_avals)]
 
 
 _jvp_jaxprs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _jvp_jaxpr_cached(jaxpr, nonzeros):
+  """The jvp of `jaxpr` for input tangents `nonzeros` (a bool each): a jaxpr from (primals,
+  nonzero tangents) to (primals, nonzero output tangents), and a bool per output saying
+  whether its tangent is among them (JAX's `jvp_jaxpr(..., instantiate=False)`)."""
   from xjax._src.interpreters import ad
   per = _jvp_jaxprs.setdefault(jaxpr, {})
   if nonzeros not in per:
-    per[nonzeros] = ad.jvp_jaxpr(_discharge_internal_refs(jaxpr), nonzeros)
+    closed = _discharge_internal_refs(jaxpr)
+    avals = closed.in_avals
+    out_nonzeros = []
+
+    def fun(*args):
+      primals, tangent_args = args[:len(avals)], iter(args[len(avals):])
+      tangents = [next(tangent_args) if nz else ad.Zero(a.to_tangent_aval())
+                  for a, nz in zip(avals, nonzeros)]
+      outs_p, outs_t = ad.jvp_flat(core.jaxpr_as_fun(closed), primals, tangents)
+      out_nonzeros[:] = [type(t) is not ad.Zero for t in outs_t]
+      return [*outs_p, *(t for t in outs_t if type(t) is not ad.Zero)]
+
+    tangent_avals = [a.to_tangent_aval() for a, nz in zip(avals, nonzeros) if nz]
+    per[nonzeros] = (pe.trace_to_jaxpr(fun, [*avals, *tangent_avals]), tuple(out_nonzeros))
   return per[nonzeros]
 
 
@@ -334,10 +355,10 @@ class _CacheEntry:
 
 
 def _runs_on_buffers_alone(exe) -> bool:
-  """Whether `exe` is a pure one-device program without constants or tokens: it then runs on
-  its arguments' buffers alone (the fast paths' condition)."""
+  """Whether `exe` is a pure one-device program without constants, tokens or float0 outputs:
+  it then runs on its arguments' buffers alone (the fast paths' condition)."""
   return (type(exe) is dispatch.Executable and not exe.const_buffers and not exe._has_tokens
-          and exe._execute is backend.execute)
+          and not exe._has_float0 and exe._execute is backend.execute)
 
 
 def _fast_runner(entry):
@@ -614,7 +635,8 @@ class Jitted:
     self._compiler_options = compiler_options
     self._in_shardings = in_shardings
     self._out_shardings = out_shardings
-    self._sharded = in_shardings is not None or out_shardings is not None
+    # A pytree of Nones (flax's nnx.jit passes such trees) names no sharding: unsharded.
+    self._sharded = _names_a_sharding(in_shardings) or _names_a_sharding(out_shardings)
     self._name = fun_name(fun)
     self._has_statics = bool(self._static_argnums or self._static_argnames)
     self._first_static_num = min((i for i in self._static_argnums if i >= 0), default=0)
@@ -633,7 +655,15 @@ class Jitted:
     return functools.partial(self, obj)
 
   def __repr__(self):
-    return f"<xjax.jit of {self._fun!r}>"
+    return f"<PjitFunction of {self._fun!r}>"  # JAX's repr (chex.is_traceable reads it)
+
+  @property
+  def __signature__(self):
+    """The wrapped function's signature, as JAX's jitted functions give it to
+    `inspect.signature` (with or without follow_wrapped; this object's `__get__` would
+    otherwise make inspect take it for a builtin without one); None where the function
+    has none (inspect then raises its ValueError)."""
+    return self._sig
 
   # -- splitting static and dynamic arguments --------------------------------
 
@@ -719,7 +749,11 @@ class Jitted:
                       self._static_argnums, self._static_argnames, self._sig)
     if config.jax_explain_cache_misses:
       pe.explain_cache_miss(fun, list(self._jaxpr_cache), key, info)
-    closed = pe.trace_to_jaxpr(flat_fun, avals, info)
+    if core.trace_ctx.trace is core.eval_trace:  # as JAX: a top-level trace is timed
+      with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, self._name):
+        closed = pe.trace_to_jaxpr(flat_fun, avals, info)
+    else:
+      closed = pe.trace_to_jaxpr(flat_fun, avals, info)
     result = (closed, out_tree.val)
     # A jaxpr closing over an enclosing trace's tracers is valid only in that trace.
     if not any(isinstance(c, core.Tracer) for c in closed.consts):
@@ -957,10 +991,12 @@ class Jitted:
       raise NotImplementedError("jit of a function taking refs over several devices")
     donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
     module = self._spmd_module(closed, out_tree, leaves, in_shardings, donate_mask)
-    text, callbacks = lowering.lower_jaxpr_to_module(closed, f"jit_{self._name}", spmd=module)
+    fun_name = f"jit({self._name})"
+    with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, fun_name):
+      text, callbacks = lowering.lower_jaxpr_to_module(closed, f"jit_{self._name}", spmd=module)
     dispatch.log_compile(self._name, avals)
     exe = backend.compile_module(text, module.mesh._flat_devices_tuple, callbacks,
-                                 compiler_options=self._compiler_options)
+                                 compiler_options=self._compiler_options, fun_name=fun_name)
     executable = spmd.ShardedExecutable(exe, closed, module.mesh, text, len(closed.consts),
                                         closed.consts)
     return _CacheEntry(executable, out_tree, donate_mask, closed)
@@ -978,10 +1014,12 @@ class Jitted:
     donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
 
     def build():
-      text, callbacks = self._lower(closed, donate_mask)
+      fun_name = f"jit({self._name})"
+      with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, fun_name):
+        text, callbacks = self._lower(closed, donate_mask)
       dispatch.log_compile(self._name, avals)
       exe = backend.compile_module(text, device, callbacks,
-                                   compiler_options=self._compiler_options)
+                                   compiler_options=self._compiler_options, fun_name=fun_name)
       consts = [dispatch.to_buffer(c, device) for c in closed.consts]
       return dispatch.Executable(exe, closed, device, consts, text)
     # Keyed by what the jaxpr computes: `jit(lambda ...)` made anew in a loop traces each
@@ -997,9 +1035,11 @@ class Jitted:
     discharge.check_jit_refs(closed, leaves)
 
     def compile_fn(functional):
-      text, callbacks = self._lower(functional, None)
+      fun_name = f"jit({self._name})"
+      with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, fun_name):
+        text, callbacks = self._lower(functional, None)
       exe = backend.compile_module(text, device, callbacks,
-                                   compiler_options=self._compiler_options)
+                                   compiler_options=self._compiler_options, fun_name=fun_name)
       consts = [dispatch.to_buffer(c, device) for c in functional.consts]
       return dispatch.Executable(exe, functional, device, consts, text)
     return _CacheEntry(discharge.compile_with_refs(closed, compile_fn), out_tree, None, closed)
@@ -1088,36 +1128,78 @@ class Jitted:
 traceback_util.register_boundary(Jitted.__call__.__code__)
 
 
-class Traced:
-  """A traced jit computation: `.jaxpr`, `.out_info`, `.lower()` (mirrors `jax.stages.Traced`)."""
+class Traced(stages.Stage):
+  """A function traced for one argument signature: the jaxpr, ready to lower.
+
+  `jaxpr` is the ClosedJaxpr, `out_info` the output ShapeDtypeStructs, `args_info` the
+  arguments' `ArgInfo`s; calling it evaluates the jaxpr; `lower()` gives the `Lowered`
+  stage. Mirrors `jax.stages.Traced`.
+  """
 
   def __init__(self, jitted, jaxpr, in_tree, out_tree, donate_mask, spmd_module=None):
     self._jitted = jitted
     self.jaxpr = jaxpr
-    self.in_tree = in_tree
     self.out_tree = out_tree
+    self.args_info = stages.make_args_info(in_tree, jaxpr.in_avals, donate_mask)
     self._donate_mask = donate_mask
     self._spmd_module = spmd_module
 
   @property
-  def out_info(self):
-    from xjax._src.api import ShapeDtypeStruct
-    return tree_util.tree_unflatten(
-        self.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                        for a in self.jaxpr.out_avals])
+  def fun_name(self) -> str:
+    return self._jitted._name
 
-  def lower(self) -> Lowered:
-    text, callbacks = self._jitted._lower(self.jaxpr, self._donate_mask, self._spmd_module)
+  @property
+  def out_avals(self):
+    """The output avals, as a pytree of the output's structure."""
+    return tree_util.tree_unflatten(self.out_tree, self.jaxpr.out_avals)
+
+  @property
+  def out_info(self):
+    return _shape_dtype_structs(self.out_tree, self.jaxpr.out_avals)
+
+  def __call__(self, *args, **kwargs):
+    """Evaluates the traced jaxpr on arguments of the same structure (dynamic ones only).
+
+    Raises:
+      TypeError: the arguments' pytree structure differs from the traced one.
+    """
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    if in_tree != self.in_tree:
+      raise TypeError(f"Traced function called with input pytree {in_tree}, but it was "
+                      f"traced for {self.in_tree}")
+    return tree_util.tree_unflatten(self.out_tree, core.jaxpr_as_fun(self.jaxpr)(*leaves))
+
+  def lower(self, *, lowering_platforms: tuple[str, ...] | None = None) -> Lowered:
+    """Lowers to StableHLO, giving the `Lowered` stage.
+
+    Raises:
+      ValueError: `lowering_platforms` names a platform other than the one present.
+    """
+    if lowering_platforms is not None and tuple(lowering_platforms) != (backend.platform(),):
+      raise ValueError(f"lowering_platforms={lowering_platforms!r}: xjax lowers only for the "
+                       f"platform present, ({backend.platform()!r},)")
+    name = f"jit({self._jitted._name})"
+    with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, name):
+      text, callbacks = self._jitted._lower(self.jaxpr, self._donate_mask, self._spmd_module)
     return Lowered(self, text, callbacks)
 
 
-class Lowered:
-  """A lowered jit computation: `as_text()` is its StableHLO, `compile()` compiles it."""
+class Lowered(stages.Stage):
+  """A lowered jit computation: `as_text()` is its StableHLO, `compile()` compiles it.
+
+  Mirrors `jax.stages.Lowered`.
+  """
 
   def __init__(self, traced: Traced, text: str, host_callbacks=()):
     self._traced = traced
     self._text = text
     self._host_callbacks = host_callbacks
+    self.args_info = traced.args_info
+    self.out_tree = traced.out_tree
+
+  @property
+  def out_info(self):
+    return self._traced.out_info
 
   def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
     """The module as text: StableHLO (default, or dialect='stablehlo') or HLO (dialect='hlo').
@@ -1129,53 +1211,112 @@ class Lowered:
     if debug_info:
       raise NotImplementedError("Lowered.as_text(debug_info=True) is not implemented in xjax "
                                 "yet: its modules carry no source locations.")
+    if dialect == "hlo":
+      return backend.hlo_text(self._text)
     return self.compiler_ir(dialect)
 
-  def compiler_ir(self, dialect: str | None = None) -> str:
+  def compiler_ir(self, dialect: str | None = None):
+    """The module: its StableHLO text (default, or dialect='stablehlo'), or for
+    dialect='hlo' jaxlib's XlaComputation (``as_hlo_text()``, ...), as JAX gives.
+
+    Raises:
+      ValueError: an unknown dialect.
+    """
     if dialect in (None, "stablehlo"):
       return self._text
     if dialect == "hlo":
-      return backend.hlo_text(self._text)
+      return backend.hlo_computation(self._text)
     raise ValueError(f"Unknown dialect {dialect!r}: use 'stablehlo' or 'hlo'.")
 
-  def compile(self) -> Compiled:
+  def cost_analysis(self):
+    """XLA's cost estimate of the unoptimized program (flops, bytes accessed, ...), or None
+    where unavailable (JAX's analysis of the lowering; xjax compiles to get one)."""
+    try:
+      return self.compile().cost_analysis()
+    except NotImplementedError:
+      return None
+
+  def compile(self, compiler_options: stages.CompilerOptions | None = None, *,
+              device_assignment=None) -> Compiled:
+    """Compiles the module with XLA, giving the `Compiled` stage.
+
+    Args:
+      compiler_options: XLA options (name -> value) added to the jit's own
+        ``compiler_options`` (these win where both name one option).
+      device_assignment: the devices to compile for: a tuple of one device (the jit's
+        device or the default one if None).
+
+    Raises:
+      ValueError: a `device_assignment` of several devices for a one-device program.
+    """
+    options = self._traced._jitted._compiler_options
+    if compiler_options:
+      options = tuple(sorted({**dict(options), **dict(compiler_options)}.items()))
+    name = f"jit({self._traced._jitted._name})"
     module = self._traced._spmd_module
+    closed = self._traced.jaxpr
     if module is not None:
-      closed = self._traced.jaxpr
       exe = backend.compile_module(self._text, module.mesh._flat_devices_tuple,
-                                   self._host_callbacks,
-                                   compiler_options=self._traced._jitted._compiler_options)
+                                   self._host_callbacks, compiler_options=options,
+                                   fun_name=name)
       return Compiled(spmd.ShardedExecutable(exe, closed, module.mesh, self._text,
                                              len(closed.consts), closed.consts), self._traced)
     device = self._traced._jitted._device or dispatch.default_device()
+    if device_assignment is not None:
+      if len(device_assignment) != 1:
+        raise ValueError(f"device_assignment={device_assignment!r}: this program runs on one "
+                         f"device; pass a tuple of one device")
+      device = device_assignment[0]
     exe = backend.compile_module(self._text, device, self._host_callbacks,
-                                 compiler_options=self._traced._jitted._compiler_options)
-    closed = self._traced.jaxpr
+                                 compiler_options=options, fun_name=name)
     consts = [dispatch.to_buffer(c, device) for c in closed.consts]
     return Compiled(dispatch.Executable(exe, closed, device, consts, self._text),
                     self._traced)
 
 
-class Compiled:
-  """A compiled jit computation, callable on arguments of the lowered signature."""
+class Compiled(stages.Stage):
+  """A compiled jit computation, callable on arguments of the lowered signature.
+
+  Mirrors `jax.stages.Compiled`.
+  """
 
   def __init__(self, executable, traced: Traced):
     self._executable = executable
     self._traced = traced
+    self.args_info = traced.args_info
+    self.out_tree = traced.out_tree
+
+  @property
+  def out_info(self):
+    return self._traced.out_info
 
   def as_text(self) -> str:
+    """The optimized HLO of the executable."""
     return self._executable.xla_executable.hlo_modules()[0].to_string()
 
   def cost_analysis(self):
+    """XLA's cost estimate of the executable (a dict: flops, bytes accessed, ...)."""
     return self._executable.xla_executable.cost_analysis()
+
+  def memory_analysis(self):
+    """XLA's memory estimate of the executable (argument, output, temporary sizes in
+    bytes, ...), or None where the backend gives none."""
+    try:
+      return self._executable.xla_executable.get_compiled_memory_stats()
+    except (NotImplementedError, AttributeError):
+      return None
+
+  def runtime_executable(self):
+    """The underlying XLA loaded executable (for debugging; no stable API)."""
+    return self._executable.xla_executable
 
   def __call__(self, *args, **kwargs):
     jitted = self._traced._jitted
     dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
     leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-    if in_tree != self._traced.in_tree:
+    if in_tree != self.in_tree:
       raise TypeError(f"Function compiled with input pytree does not match the input "
-                      f"pytree it was called with: expected {self._traced.in_tree}, got {in_tree}")
+                      f"pytree it was called with: expected {self.in_tree}, got {in_tree}")
     avals = tuple(core.get_aval(x) for x in leaves)
     expected = tuple(self._traced.jaxpr.in_avals)
     if tuple(a.strip_weak_type() for a in avals) != tuple(a.strip_weak_type() for a in expected):
@@ -1183,10 +1324,16 @@ class Compiled:
           "Argument types differ from the types for which this computation was compiled. "
           f"Expected {[a.str_short() for a in expected]}, got {[a.str_short() for a in avals]}")
     if isinstance(self._executable, spmd.ShardedExecutable):
-      return tree_util.tree_unflatten(self._traced.out_tree, self._executable.run(leaves))
+      return tree_util.tree_unflatten(self.out_tree, self._executable.run(leaves))
     device = self._executable.device
     outs = self._executable.run([dispatch.to_buffer(x, device) for x in leaves], False)
-    return tree_util.tree_unflatten(self._traced.out_tree, outs)
+    return tree_util.tree_unflatten(self.out_tree, outs)
+
+
+def _shape_dtype_structs(out_tree, avals):
+  from xjax._src.api import ShapeDtypeStruct
+  return tree_util.tree_unflatten(
+      out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals])
 
 
 _MISSING = object()
@@ -1275,6 +1422,11 @@ def _donation_aliases(closed: core.ClosedJaxpr, donate_mask) -> dict[int, int]:
 
 def _is_sharding_leaf(x) -> bool:
   return x is None or isinstance(x, (Sharding, PartitionSpec))
+
+
+def _names_a_sharding(tree) -> bool:
+  """Whether a pytree of jit's in_shardings/out_shardings has a leaf other than None."""
+  return any(s is not None for s in tree_util.tree_leaves(tree, is_leaf=_is_sharding_leaf))
 
 
 def _hashable_tree(tree):

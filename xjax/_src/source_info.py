@@ -15,10 +15,21 @@ _STDLIB_DIR = os.path.dirname(os.__file__)
 
 
 def _is_internal(filename: str) -> bool:
-  return filename.startswith(_PACKAGE_DIR) or filename.startswith(_STDLIB_DIR)
+  return (filename.startswith(_PACKAGE_DIR) or filename.startswith(_STDLIB_DIR)
+          or (bool(_exclusions) and filename.startswith(tuple(_exclusions))))
 
 
 _internal_cache: dict[str, bool] = {}
+_exclusions: list[str] = []  # path prefixes of libraries hidden like xjax's own frames
+
+
+def register_exclusion(path: str) -> None:
+  """Treats frames from files under `path` as internal: they are skipped when finding the
+  user's frame of an equation (mirrors `jax.extend.source_info_util.register_exclusion`)."""
+  if not isinstance(path, str):
+    raise TypeError(f"register_exclusion: path must be a str, got {type(path).__name__}")
+  _exclusions.append(path)
+  _internal_cache.clear()
 
 
 class Frame(NamedTuple):

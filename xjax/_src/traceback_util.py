@@ -46,8 +46,28 @@ class UnfilteredStackTrace(Exception):
 _boundary_codes: set = set()
 
 
+# Further path prefixes whose frames are filtered like xjax's own: a library built on
+# JAX (flax registers its files) adds its own with `register_exclusion`.
+_exclude_paths: list[str] = []
+
+
+def register_exclusion(path: str) -> None:
+  """Filters frames of files under `path` (a file or directory prefix) from user
+  tracebacks, as xjax's own are (mirrors JAX's private `traceback_util.register_exclusion`,
+  which libraries such as flax call)."""
+  _exclude_paths.append(path)
+
+
 def is_internal(filename: str) -> bool:
-  return filename.startswith(_PACKAGE_DIR)
+  return filename.startswith(_PACKAGE_DIR) or any(filename.startswith(p)
+                                                  for p in _exclude_paths)
+
+
+def include_frame(frame: types.FrameType) -> bool:
+  """Whether `frame` stays in filtered tracebacks: its file is neither xjax's nor under a
+  path given to `register_exclusion` (mirrors JAX's private `traceback_util.include_frame`,
+  which equinox calls to build its error messages)."""
+  return not is_internal(frame.f_code.co_filename)
 
 
 def register_boundary(code) -> None:

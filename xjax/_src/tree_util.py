@@ -20,7 +20,7 @@ import enum
 import functools
 import operator
 import textwrap
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 NoneType = type(None)
 
@@ -849,6 +849,14 @@ def prefix_errors(prefix_tree, full_tree, is_leaf=None) -> list:
   return list(_prefix_errors((), prefix_tree, full_tree, is_leaf))
 
 
+def prefix_errors(prefix_tree: Any, full_tree: Any, is_leaf=None) -> list:
+  """Why `prefix_tree` is not a tree prefix of `full_tree`: a list of functions, each
+  taking a name for the tree and giving a ValueError that names the key path where the
+  structures differ; empty when it is a prefix. Mirrors JAX's private
+  `tree_util.prefix_errors`."""
+  return list(_prefix_errors((), prefix_tree, full_tree, is_leaf))
+
+
 def _prefix_errors(path, prefix, full, is_leaf):
   if treedef_is_strict_leaf(tree_structure(prefix, is_leaf)):
     return  # a leaf is a prefix of anything
@@ -953,3 +961,63 @@ register_pytree_node(
     Partial,
     lambda p: ((p.args, p.keywords), p.func),
     lambda func, children: Partial(func, *children[0], **children[1]))
+
+
+# ----------------------------------------------------------------------------- registry object
+
+# The types of key paths (mirrors `jax.tree_util.KeyEntry` and `KeyPath`): a key path is a
+# tuple of key entries (`SequenceKey`, `DictKey`, `GetAttrKey`, `FlattenedIndexKey`, or a
+# node type's own keys).
+KeyEntry = TypeVar("KeyEntry", bound=Any)
+KeyPath = tuple[KeyEntry, ...]
+
+
+class PyTreeRegistry:
+  """The registry of pytree node types as an object (mirrors jaxlib's `PyTreeRegistry`).
+
+  xjax has one registry, this module's; `default_registry` is the view of it that
+  `jax.tree_util.default_registry` is in JAX: its methods flatten with, and register
+  into, the same table as the module's functions.
+  """
+
+  def flatten(self, tree, leaf_predicate: Callable[[Any], bool] | None = None):
+    """``(leaves, treedef)`` of `tree` (see `tree_flatten`)."""
+    return tree_flatten(tree, leaf_predicate)
+
+  def flatten_with_path(self, tree, leaf_predicate: Callable[[Any, Any], bool] | None = None):
+    """``([(key_path, leaf), ...], treedef)``; `leaf_predicate` takes ``(key_path, x)``."""
+    return tree_flatten_with_path(tree, leaf_predicate, is_leaf_takes_path=True)
+
+  def flatten_one_level(self, tree):
+    """``(children, metadata)`` of a node, None for a leaf."""
+    return None if _kind_of(tree) is _LEAF else flatten_one_level(tree)
+
+  def flatten_one_level_with_keys(self, tree):
+    """``(((key, child), ...), metadata)`` of a node, None for a leaf."""
+    return None if _kind_of(tree) is _LEAF else flatten_one_level_with_keys(tree)
+
+  def is_node(self, type: type) -> bool:  # noqa: A002 -- jaxlib's parameter name
+    """Whether instances of `type` are pytree nodes.
+
+    Raises:
+      TypeError: `type` is not a class.
+    """
+    if not isinstance(type, _builtin_type):
+      raise TypeError(f"is_node: type must be a class, got {type!r}")
+    return is_tree_node(type)
+
+  def register_node(self, type, to_iterable, from_iterable,  # noqa: A002
+                    to_iterable_with_keys=None) -> None:
+    """Registers `type` as a node (see `register_pytree_node`)."""
+    register_pytree_node(type, to_iterable, from_iterable, to_iterable_with_keys)
+
+  def register_dataclass_node(self, type, data_fields, meta_fields, /) -> None:  # noqa: A002
+    """Registers a dataclass-like `type` (see `register_dataclass`)."""
+    register_dataclass(type, list(data_fields), list(meta_fields))
+
+  def __repr__(self):
+    return "<xjax default PyTreeRegistry>"
+
+
+_builtin_type = type  # `type` is a parameter name above
+default_registry = PyTreeRegistry()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import collections
-import functools
 import inspect
 
 import numpy as np
@@ -10,7 +9,7 @@ import numpy as np
 from xjax._src import core
 from xjax._src import traceback_util
 from xjax._src import tree_util
-from xjax._src.api_util import check_callable, flatten_fun, shaped_abstractify
+from xjax._src.api_util import check_callable, flatten_fun, shaped_abstractify, wraps
 from xjax._src.interpreters import batching
 
 
@@ -99,7 +98,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
   _check_axes_spec(out_axes, "out_axes")
 
   @traceback_util.api_boundary
-  @functools.wraps(fun)
+  @wraps(fun)
   def vmap_f(*args, **kwargs):
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
       raise ValueError("vmap in_axes must be an int, None, or a tuple of entries "

@@ -1,5 +1,6 @@
 """Core data structures (mirrors the public parts of `jax.core`)."""
 from xjax._src.core import (
+    AbstractValue as AbstractValue,
     ClosedJaxpr as ClosedJaxpr,
     Jaxpr as Jaxpr,
     JaxprEqn as JaxprEqn,
@@ -13,3 +14,6 @@ from xjax._src.core import (
     get_aval as get_aval,
     jaxpr_as_fun as jaxpr_as_fun,
 )
+
+# An operand of a jaxpr equation: a variable or a literal (`jax.core.Atom`).
+Atom = Var | Literal

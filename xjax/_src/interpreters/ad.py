@@ -38,6 +38,10 @@ class Zero:
   def from_primal_value(x) -> Zero:
     return Zero(core.get_aval(x).to_tangent_aval())
 
+  def instantiate(self):
+    """This zero as an array (`zeros_like_aval`), as JAX's `Zero.instantiate`."""
+    return zeros_like_aval(self.aval)
+
   def __repr__(self):
     return f"Zero({self.aval.str_short()})"
 
@@ -162,10 +166,18 @@ class JVPTrace(core.Trace):
     with core.set_current_trace(self.parent_trace):
       primal_out, tangent_out = rule(primals, tangents, **params)
     if primitive.multiple_results:
-      return [self.box(p, t) for p, t in zip(primal_out, tangent_out, strict=True)]
-    return self.box(primal_out, tangent_out)
+      return [self.maybe_box(p, t) for p, t in zip(primal_out, tangent_out, strict=True)]
+    return self.maybe_box(primal_out, tangent_out)
 
   def box(self, primal, tangent):
+    return JVPTracer(self, primal, tangent)
+
+  def maybe_box(self, primal, tangent):
+    """A rule's output: a tracer of this trace, or the bare primal when the tangent is a
+    symbolic zero or float0 (JAX's `maybe_jvp_tracer`): a value that no input tangent
+    reaches, such as an integer output of a jitted function, is not differentiated."""
+    if type(tangent) is Zero or getattr(tangent, "dtype", None) == dtypes.float0:
+      return primal
     return JVPTracer(self, primal, tangent)
 
 

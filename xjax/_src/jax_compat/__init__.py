@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 import types
 
@@ -98,7 +99,10 @@ def _make_root():
 
 
 def _root_getattr(xjax, name):
-  if name.startswith("__") or name == "_src":
+  if name == "_src":
+    # As in JAX, where `import jax` imports its private package: the alias package.
+    return importlib.import_module("jax._src")
+  if name.startswith("__"):
     raise AttributeError(f"module 'jax' has no attribute {name!r}")
   try:
     return getattr(xjax, name)
@@ -116,7 +120,10 @@ def install_as_jax() -> types.ModuleType:
   `xjax.numpy`, `jax.jit` is `xjax.jit`, and so on; `jax.__version__` is the JAX version
   xjax mirrors (0.10.2). A `jax.<sub>` that xjax lacks fails with a ModuleNotFoundError
   that says so. Calling it again does nothing. `python -m xjax SCRIPT` runs a script after
-  it. Mirrors no JAX function (it is xjax's way to stand in for `jax`).
+  it. Random numbers then use JAX 0.10.2's default stream layout
+  (`jax_threefry_partitionable=True`, unless the JAX_THREEFRY_PARTITIONABLE environment
+  variable says otherwise), so they equal JAX's. Mirrors no JAX function (it is xjax's way
+  to stand in for `jax`).
 
   Returns:
     The `jax` module now in `sys.modules`.
@@ -140,4 +147,9 @@ def install_as_jax() -> types.ModuleType:
   if _finder not in sys.meta_path:
     sys.meta_path.insert(0, _finder)
   sys.modules["jax"] = _finder.root
+  if "JAX_THREEFRY_PARTITIONABLE" not in os.environ:
+    # Programs written for JAX 0.10.2 expect its default stream layout (xjax's own default
+    # is the original layout that the Sharp Bits document prints).
+    from xjax._src.config import config
+    config.update("jax_threefry_partitionable", True)
   return _finder.root

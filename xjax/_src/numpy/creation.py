@@ -66,6 +66,14 @@ def _leaves(obj) -> list:
   return [util._unwrap(obj)]
 
 
+def _host_nested(obj):
+  """`obj` with the Arrays inside lists/tuples as NumPy values: ml_dtypes' converters
+  (bfloat16, float8, ...) take numbers and NumPy values but not other array-likes."""
+  if isinstance(obj, (list, tuple)):
+    return [_host_nested(o) for o in obj]
+  return np.asarray(obj) if isinstance(obj, Array) else obj
+
+
 def _contains_tracer(obj) -> bool:
   if isinstance(obj, (list, tuple)):
     return any(_contains_tracer(o) for o in obj)
@@ -111,7 +119,7 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
     if isinstance(object, core.Tracer):
       return lax._copy(object) if copy and object.to_concrete_value() is None else object
     if isinstance(object, Array):
-      return object
+      return lax._copy(object) if copy else object  # a new buffer, as JAX's (donation)
     if type(object) in _PY_SCALARS or isinstance(object, (np.ndarray, np.generic)):
       _check_valid_leaf(object)
       return _stage(_as_host(object))
@@ -131,7 +139,7 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
   else:
     _check_homogeneous(object)
     with np.errstate(over="ignore", invalid="ignore"):
-      value = np.asarray(object, dtype=dtype)
+      value = np.asarray(_host_nested(object), dtype=dtype)
     out = _stage(_as_host(value, weak), device)
     device = None
   nd = core.get_aval(out).ndim
@@ -297,18 +305,68 @@ ones = _filled("ones", 1)
 empty = _filled("empty", 0)  # XLA has no uninitialized memory: empty is zeros, as in JAX
 
 
+def _like_shape_dtype(name, a) -> tuple[tuple, object, bool]:
+  """The shape, dtype and weak type that `a` gives a `*_like` result.
+
+  `a` is an array-like, or (as JAX allows) any object with ``shape`` and
+  ``dtype`` attributes such as a `jax.ShapeDtypeStruct` or a key array; such a
+  duck-typed `a` gives a strongly typed result, as in JAX.
+
+  Raises:
+    TypeError: `a` is neither (JAX's "requires ndarray or scalar arguments").
+  """
+  from xjax._src.random import prng  # numpy sits above random
+  if isinstance(a, prng.PRNGKeyArray) or (
+      not util.is_arraylike(a) and hasattr(a, "dtype") and hasattr(a, "shape")):
+    return tuple(a.shape), a.dtype, False
+  util.check_arraylike(name, a)
+  aval = core.get_aval(util._unwrap(a))
+  return aval.shape, aval.dtype, aval.weak_type
+
+
+def _fill_keys(shape, fill_value, dtype, device):
+  """Typed PRNG keys of dtype `dtype` (a key dtype) and `shape` whose key data is
+  `fill_value` broadcast (a key array's data, or an integer filling every word)."""
+  from xjax._src.random import prng  # numpy sits above random
+  impl = dtype._impl
+  if isinstance(fill_value, prng.PRNGKeyArray):
+    if fill_value.dtype != dtype:
+      raise TypeError(f"full_like: fill_value's key dtype {fill_value.dtype} does not match "
+                      f"the result's {dtype}")
+    data = util.broadcast_to(prng.random_unwrap(fill_value), (*shape, *impl.key_shape))
+  else:
+    data = full((*shape, *impl.key_shape), fill_value, np.uint32)
+  return _put(prng.random_wrap(data, impl=impl), device)
+
+
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
   """An array shaped like `a` (or `shape`) filled with `fill_value`.
 
-  The result is weakly typed when `a` is and `dtype` is not given.
+  Args:
+    a: an array-like, or any object with ``shape`` and ``dtype`` attributes
+      (a `jax.ShapeDtypeStruct`, a key array).
+    fill_value: a scalar, or an array broadcastable to the result's shape (a
+      key array when the result's dtype is a key dtype).
+    dtype: the result dtype; by default a's.
+    shape: the result shape; by default a's.
+    device: an optional device or sharding to commit the result to.
+
+  Returns:
+    The filled array; weakly typed when `a` is an array that is, and `dtype`
+    is not given. A key dtype gives typed PRNG keys whose data is the fill.
+
+  Raises:
+    TypeError: `a` or `fill_value` is not array-like.
 
   Mirrors `jax.numpy.full_like`.
   """
-  util.check_arraylike("full_like", a, fill_value)
-  aval = core.get_aval(util._unwrap(a))
-  weak = dtype is None and aval.weak_type
-  dtype = aval.dtype if dtype is None else dtypes.check_user_dtype_supported(dtype, "full_like")
-  shape = aval.shape if shape is None else _canonical_shape(shape)
+  util.check_arraylike("full_like", fill_value)
+  a_shape, a_dtype, a_weak = _like_shape_dtype("full_like", a)
+  weak = dtype is None and a_weak
+  dtype = a_dtype if dtype is None else dtypes.check_user_dtype_supported(dtype, "full_like")
+  shape = a_shape if shape is None else _canonical_shape(shape)
+  if isinstance(dtype, dtypes.ExtendedDType):
+    return _fill_keys(shape, fill_value, dtype, device)
   fill_value = util._unwrap(fill_value)
   if np.ndim(fill_value) if not isinstance(fill_value, core.Tracer) else fill_value.ndim:
     out = util.broadcast_to(asarray(fill_value, dtype=dtype), shape)
@@ -318,11 +376,12 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
 
 def _filled_like(name, fill):
   def fn(a, dtype=None, shape=None, *, device=None):
-    util.check_arraylike(name, a)
+    _like_shape_dtype(name, a)  # JAX's error names the calling function
     return full_like(a, fill, dtype, shape, device=device)
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = (f"An array shaped like `a` (or `shape`) filled with {fill}s; dtype defaults to "
-                f"a's.\n\n  Mirrors `jax.numpy.{name}`.\n  ")
+                f"a's. `a` may be any object with ``shape`` and ``dtype`` (a "
+                f"`jax.ShapeDtypeStruct`, a key array).\n\n  Mirrors `jax.numpy.{name}`.\n  ")
   return fn
 
 

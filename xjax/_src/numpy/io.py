@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from xjax._src import dtypes
 from xjax._src.array import Array
 from xjax._src.numpy import creation
 
@@ -52,7 +53,13 @@ def load(file, *args, **kwargs):
   """
   out = np.load(file, *args, **kwargs)
   if isinstance(out, np.ndarray):
-    return creation.asarray(out)
+    # NumPy does not know bfloat16: `np.save` writes it as 2-byte void, read back as such.
+    if out.dtype == np.dtype("V2"):
+      out = out.view(dtypes.bfloat16)
+    try:
+      return creation.asarray(out)
+    except TypeError:  # a dtype JAX has no arrays of: NumPy's array, as JAX returns it
+      return out
   return out
 
 

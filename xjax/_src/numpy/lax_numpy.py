@@ -44,14 +44,20 @@ def _index_tuple(axis) -> tuple[int, ...]:
 
 
 def shape(a) -> tuple[int, ...]:
-  """The shape of an array-like (mirrors `jax.numpy.shape`)."""
+  """The shape of an array-like, or of any object with a ``shape`` attribute, such as a
+  SciPy sparse matrix, which is returned as given (mirrors `jax.numpy.shape`)."""
   if isinstance(a, (list, tuple)):
     return np.shape(a)
+  if not isinstance(a, (np.ndarray, core.Tracer)) and hasattr(a, "shape"):
+    return a.shape
   return util.shape(util._unwrap(a))
 
 
 def ndim(a) -> int:
-  """The number of dimensions of an array-like (mirrors `jax.numpy.ndim`)."""
+  """The number of dimensions of an array-like, or of any object with an ``ndim``
+  attribute (mirrors `jax.numpy.ndim`)."""
+  if not isinstance(a, (list, tuple, np.ndarray, core.Tracer)) and hasattr(a, "ndim"):
+    return a.ndim
   return len(shape(a))
 
 

@@ -315,9 +315,10 @@ def _take_diagonals(x, spec):
   return x, spec
 
 
-@jit(static_argnames=("subscripts", "precision", "preferred_element_type", "out_sharding"),
-     inline=True)
-def _einsum(operands, subscripts, precision, preferred_element_type, out_sharding=None):
+@jit(static_argnames=("subscripts", "precision", "preferred_element_type", "out_sharding",
+                      "dot_general"), inline=True)
+def _einsum(operands, subscripts, precision, preferred_element_type, out_sharding=None,
+            dot_general=lax_dot.dot_general):
   out_dtype, weak = (dtypes.result_type(*operands, return_weak_type_flag=True)
                      if preferred_element_type is None else (preferred_element_type, False))
   out_dtype = dtypes.canonicalize_dtype(out_dtype)
@@ -334,7 +335,8 @@ def _einsum(operands, subscripts, precision, preferred_element_type, out_shardin
       spec = [c for c in spec if c in others]
     arrays.append((x, spec))
   if len(arrays) == 2:
-    x, spec = _contract_two(arrays[1], arrays[0], output, precision, out_dtype, out_sharding)
+    x, spec = _contract_two(arrays[1], arrays[0], output, precision, out_dtype, out_sharding,
+                            dot_general)
     return _finish_einsum(x, spec, output, out_dtype, weak, out_sharding)
   x, spec = arrays[0]
   for k, (y, yspec) in enumerate(arrays[1:], start=1):
@@ -344,12 +346,13 @@ def _einsum(operands, subscripts, precision, preferred_element_type, out_shardin
     contract = [c for c in shared if c not in later]
     dims = ((tuple(spec.index(c) for c in contract), tuple(yspec.index(c) for c in contract)),
             (tuple(spec.index(c) for c in batch), tuple(yspec.index(c) for c in batch)))
-    x = lax_dot.dot_general(x, y, dims, precision=precision, preferred_element_type=out_dtype)
+    x = dot_general(x, y, dims, precision, preferred_element_type=out_dtype)
     spec = batch + [c for c in spec if c not in shared] + [c for c in yspec if c not in shared]
   return _finish_einsum(x, spec, output, out_dtype, weak, out_sharding)
 
 
-def _contract_two(lhs, rhs, output, precision, out_dtype, out_sharding=None):
+def _contract_two(lhs, rhs, output, precision, out_dtype, out_sharding=None,
+                  dot_general=lax_dot.dot_general):
   """One pairwise contraction the way JAX's einsum orders it: `lhs` is the second operand
   (opt_einsum pops the higher index first); when batch + rhs's + lhs's free letters
   already spell the output, the product is taken as (rhs, lhs) and needs no transpose."""
@@ -366,8 +369,8 @@ def _contract_two(lhs, rhs, output, precision, out_dtype, out_sharding=None):
   spec = batch + x_free + y_free
   # The out_sharding goes on the product when it already is the output (as JAX does).
   direct = out_sharding if spec == list(output) else None
-  out = lax_dot.dot_general(x, y, dims, precision=precision, preferred_element_type=out_dtype,
-                            out_sharding=direct)
+  sharding = {} if direct is None else {"out_sharding": direct}
+  out = dot_general(x, y, dims, precision, preferred_element_type=out_dtype, **sharding)
   return out, spec
 
 
@@ -420,7 +423,7 @@ def _interleaved_to_subscripts(*args):
 
 
 def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None, out=None,
-           optimize=None, out_sharding=None):
+           optimize=None, out_sharding=None, _dot_general=None):
   """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
 
   Operands are contracted left to right with `lax.dot_general`; a letter
@@ -440,6 +443,9 @@ def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None
     optimize: accepted for compatibility (the order is left to right).
     out_sharding: None, or a NamedSharding or PartitionSpec (over the context
       mesh) the result is typed and laid out as.
+    _dot_general: (private, as in JAX) the function each pairwise contraction calls
+      in place of `lax.dot_general`, as ``f(x, y, dimension_numbers, precision,
+      preferred_element_type=...)``; flax's layers pass their own.
 
   Returns:
     The contracted array.
@@ -464,7 +470,8 @@ def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None
     preferred_element_type = dtypes.check_user_dtype_supported(preferred_element_type, "einsum")
   return _einsum(list(operands), subscripts=subscripts, precision=precision,
                  preferred_element_type=preferred_element_type,
-                 out_sharding=_out_sharding(out_sharding, "einsum"))
+                 out_sharding=_out_sharding(out_sharding, "einsum"),
+                 dot_general=lax_dot.dot_general if _dot_general is None else _dot_general)
 
 
 def _core_dims_error(signature, dim, a, b):

@@ -243,6 +243,42 @@ def _chisquare(key, df, shape, dtype):
   return lax.mul(jnp.exp(log_g), two)
 
 
+def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
+  """F-distribution samples: the ratio of two chi-square samples, each divided by its
+  degrees of freedom.
+
+  Args:
+    key: a PRNG key.
+    dfnum: the numerator's degrees of freedom, a float or array broadcastable to `shape`.
+    dfden: the denominator's degrees of freedom, likewise.
+    shape: the result shape; None: the broadcast shape of `dfnum` and `dfden`.
+    dtype: a float dtype (default: the default float dtype).
+    out_sharding: accepted for JAX's signature; xjax places samples on one device.
+
+  Returns:
+    An array of `dtype` and that shape.
+
+  Raises:
+    ValueError: `dtype` is not a float dtype, or `shape` does not broadcast with the
+      parameters' shapes.
+
+  Mirrors `jax.random.f`.
+  """
+  key, _ = check_prng_key("f", key)
+  dtype = _float_dtype("f", dtype)
+  return _f(key, dfnum, dfden, _check_broadcast_shapes("f", shape, dfnum, dfden), dtype)
+
+
+@functools.partial(jit, static_argnums=(3, 4))
+def _f(key, dfnum, dfden, shape, dtype):
+  dfden = lax.convert_element_type(dfden, dtype)
+  dfnum = lax.convert_element_type(dfnum, dtype)
+  key_dfd, key_dfn = _split(key)  # JAX's order: the first key for the denominator
+  num = lax.div(chisquare(key_dfn, dfnum, shape, dtype), dfnum)
+  den = lax.div(chisquare(key_dfd, dfden, shape, dtype), dfden)
+  return lax.div(num, den)
+
+
 def t(key, df, shape=None, dtype=None, *, out_sharding=None):
   """Student's t samples with `df` degrees of freedom (mirrors `jax.random.t`)."""
   key, _ = check_prng_key("t", key)
@@ -488,3 +524,47 @@ def _binomial(key, count, prob, shape, dtype):
   samples = _select(count_inf & (~invalid), jnp.full_like(samples, np.inf, dtype), samples)
   return _select(p_lt_half | count_nan_or_neg | q_is_nan | count_inf, samples,
                  count.astype(dtype) - samples)
+
+
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
+  """Multinomial samples: the counts of each of ``p.shape[-1]`` outcomes in `n` trials.
+
+  Outcome k's count is a binomial sample of the trials left after outcomes 0..k-1, with
+  probability p_k / (p_k + ... + p_last), drawn in a `lax.scan` over the outcomes.
+
+  Args:
+    key: a PRNG key.
+    n: the number of trials, broadcastable to ``p.shape[:-1]``.
+    p: the outcome probabilities, along the last axis.
+    shape: the result shape including the outcome axis; None: ``p.shape``.
+    dtype: the result dtype (None: the default float dtype).
+    unroll: passed to the `lax.scan` over the outcomes.
+
+  Returns:
+    The counts, of that shape and `dtype`.
+
+  Raises:
+    TypeError: `n` or `p` is not array-like.
+
+  Mirrors `jax.random.multinomial`.
+  """
+  from xjax._src.lax.control_flow.scan import scan  # scan's module imports random's
+  from xjax._src.lax.reductions import cumsum
+  key, _ = check_prng_key("multinomial", key)
+  check_arraylike("multinomial", n, p)
+  n, p = promote_dtypes_inexact(n, p)
+  if shape is None:
+    shape = p.shape
+  shape = core.canonicalize_shape(shape)
+  n = jnp.broadcast_to(n, shape[:-1])
+  p = jnp.moveaxis(jnp.broadcast_to(p, shape), -1, 0)
+  remaining = cumsum(p, 0, reverse=True)
+  ratios = p / jnp.where(remaining == 0, 1, remaining)
+
+  def draw(left, ratio_key):
+    ratio, k = ratio_key
+    count = binomial(k, left, ratio.clip(0, 1), dtype=left.dtype)
+    return left - count, count
+
+  _, counts = scan(draw, n, (ratios, split(key, ratios.shape[0])), unroll=unroll)
+  return jnp.moveaxis(counts, 0, -1).astype(dtype)

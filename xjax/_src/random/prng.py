@@ -39,6 +39,7 @@ from xjax._src import dtypes
 from xjax._src import jaxpr_keys
 from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
+from xjax._src import array
 from xjax._src.array import Array
 from xjax._src.config import config
 from xjax._src.interpreters import ad
@@ -504,9 +505,10 @@ class PRNGKeyArray:
   def _wrap(self, data) -> PRNGKeyArray:
     return PRNGKeyArray(self._impl, data)
 
-  def _apply(self, name, fn) -> PRNGKeyArray:
-    """Keys `fn(keys)`, for `fn` a function of the key-typed value (run eagerly when concrete)."""
-    return self._wrap(_apply_to_keys(name, fn, [self._base_array]))
+  def _apply(self, name, fn, closed_over=()) -> PRNGKeyArray:
+    """Keys `fn(keys)`, for `fn` a function of the key-typed value (run eagerly when concrete;
+    `closed_over` is a pytree of the other values `fn` reads, such as an index)."""
+    return self._wrap(_apply_to_keys(name, fn, [self._base_array], closed_over))
 
   def _traced(self) -> bool:
     return isinstance(self._base_array, core.Tracer)
@@ -553,7 +555,7 @@ class PRNGKeyArray:
     if not self.shape:
       n = len(idx) if isinstance(idx, tuple) else 1
       raise IndexError(f"Too many indices: array is 0-dimensional, but {n} were indexed")
-    return self._apply("getitem", lambda b: b[idx])
+    return self._apply("getitem", lambda b: b[idx], idx)
 
   def reshape(self, *shape, order="C"):
     if len(shape) == 1 and not isinstance(shape[0], int) and shape[0] is not None:
@@ -602,10 +604,10 @@ class PRNGKeyArray:
     return self.transpose(perm)
 
   def take(self, indices, axis=None):
-    from xjax._src.numpy.lax_numpy import take  # numpy sits above random
+    from xjax._src.numpy.indexing import take  # numpy sits above random
     if axis is None:
       return self.ravel().take(indices, axis=0)
-    return self._apply("take", lambda b: take(b, indices, axis=axis % self.ndim))
+    return self._apply("take", lambda b: take(b, indices, axis=axis % self.ndim), indices)
 
   # -- comparisons and conversions ---------------------------------------------
 
@@ -640,12 +642,15 @@ class PRNGKeyArray:
 tree_util.register_pytree_node(
     PRNGKeyArray, lambda k: ((k._base_array,), k._impl),
     lambda impl, children: PRNGKeyArray(impl, children[0]))
+array.register_virtual_array(PRNGKeyArray)  # isinstance(key, jax.Array) holds, as in JAX
+# jax.typeof(key) is its key-typed aval (`key<fry>[]`), as in JAX.
+core.pytype_aval_mappings[PRNGKeyArray] = lambda k: key_aval(k.shape, k._impl)
 
 
-def _apply_to_keys(name, fn, bases):
-  """`fn(*bases)` on key-typed values: bound under the current trace when some is a tracer,
-  else run eagerly."""
-  if any(isinstance(b, core.Tracer) for b in bases):
+def _apply_to_keys(name, fn, bases, closed_over=()):
+  """`fn(*bases)` on key-typed values: bound under the current trace when some base or
+  some leaf of `closed_over` (the other values `fn` reads) is a tracer, else run eagerly."""
+  if any(isinstance(b, core.Tracer) for b in (*bases, *tree_util.tree_leaves(closed_over))):
     return fn(*bases)
   return run_eager(name, lambda *bs: [fn(*bs)], *bases)[0]
 

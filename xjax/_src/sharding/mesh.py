@@ -90,6 +90,14 @@ class _MeshBase:
   explicit_axes = property(lambda self: self._axes_of_type(AxisType.Explicit))
   manual_axes = property(lambda self: self._axes_of_type(AxisType.Manual))
 
+  def _all_axes_are(self, kind: AxisType) -> bool:
+    return bool(self.axis_types) and all(t is kind for t in self.axis_types)
+
+  # Whether every axis is of one type (False for a mesh without axes), as JAX's meshes say.
+  are_all_axes_auto = property(lambda self: self._all_axes_are(AxisType.Auto))
+  are_all_axes_explicit = property(lambda self: self._all_axes_are(AxisType.Explicit))
+  are_all_axes_manual = property(lambda self: self._all_axes_are(AxisType.Manual))
+
   def _name_size_text(self) -> str:
     return ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.axis_sizes))
 

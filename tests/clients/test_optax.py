@@ -1,0 +1,39 @@
+"""optax 0.2.8 on xjax: its quickstart (an MLP fitted with a chained, clipped, scheduled
+adam, and a softmax classifier fitted with Nesterov sgd) gives JAX's numbers, and a sample of
+optax's own test files passes at least as many tests under `python -m xjax -m pytest` as
+recorded in tests/golden/clients/optax_suite_counts.json (`tools/golden_client_suites.py
+--jax-python PYTHON optax FILE ...` records it; its "jax" entries are JAX's counts)."""
+import os
+
+import pytest
+
+from tests.clients.harness import (SUITES, assert_matches, golden, require, run_suite_file,
+                                   script_output)
+
+# The fastest of optax's test files (together about a minute under xjax on one core).
+SAMPLE = [
+    "optax/_src/base_test.py",
+    "optax/_src/combine_test.py",
+    "optax/_src/factorized_test.py",
+    "optax/_src/float64_test.py",
+    "optax/_src/lookahead_test.py",
+    "optax/_src/numerics_test.py",
+    "optax/_src/sharding_test.py",
+    "optax/_src/update_test.py",
+    "optax/contrib/_complex_valued_test.py",
+]
+
+
+def test_quickstart_matches_jax():
+  require("optax")
+  assert_matches(script_output("optax_quickstart"), golden("optax_quickstart"),
+                 rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("path", SAMPLE)
+def test_optax_own_tests_pass_under_xjax(path, tmp_path):
+  require("optax", "chex", "absl")
+  recorded = golden("optax_suite_counts")[os.path.join(SUITES["optax"], path)]
+  counts, output = run_suite_file("optax", path, tmp_path)
+  assert counts["passed"] >= recorded["xjax"]["passed"], (
+      f"{path}: {counts} under xjax, recorded {recorded}\n{output[-6000:]}")

@@ -1,0 +1,5 @@
+"""`jax._src.core` under `xjax.install_as_jax()`: aliases of xjax's core machinery for the
+private names client libraries import (numpyro: `trace_state_clean`)."""
+from xjax._src.core import trace_state_clean as trace_state_clean
+# flax's fp8 layers annotate with `ShapedArray`.
+from xjax._src.core import ShapedArray as ShapedArray  # noqa: E402

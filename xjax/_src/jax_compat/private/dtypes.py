@@ -1,0 +1,13 @@
+"""`jax._src.dtypes` under `xjax.install_as_jax()`: the private dtype names client libraries
+import (equinox's rotary embeddings catch `TypePromotionError`)."""
+from xjax._src.dtypes import TypePromotionError as TypePromotionError
+# flax's fp8 layers subclass `extended` and `ExtendedDType` (a dtype with lowering rules)
+# and read `finfo`, `supports_inf` and the annotation `DType`.
+from xjax._src.dtypes import (  # noqa: E402
+    ExtendedDType as ExtendedDType,
+    extended as extended,
+    finfo as finfo,
+    issubdtype as issubdtype,
+    supports_inf as supports_inf,
+)
+from xjax._src.typing import DType as DType  # noqa: E402
