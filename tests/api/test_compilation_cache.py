@@ -177,24 +177,7 @@ def test_entry_round_trip_and_damage():
 
 
 # ----------------------------------------------------------------------------
-# In this process: a fixture sets the flags and restores them.
-
-
-@pytest.fixture
-def cache_dir(tmp_path):
-  names = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
-           "jax_persistent_cache_min_entry_size_bytes", "jax_compilation_cache_max_size",
-           "jax_enable_compilation_cache", "jax_raise_persistent_cache_errors")
-  old = {n: getattr(config, n) for n in names}
-  cc.reset_cache()
-  config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-  cc.set_cache_dir(str(tmp_path))
-  try:
-    yield tmp_path
-  finally:
-    for n, v in old.items():
-      config.update(n, v)
-    cc.reset_cache()
+# In this process: the `cache_dir` fixture (tests/api/conftest.py) sets the flags and restores them.
 
 
 def _fresh(scale):

@@ -177,22 +177,6 @@ def test_timed_event_costs_nothing_without_listeners():
           is monitoring_impl.timed_event(TRACE, "g"))  # one shared no-op context
 
 
-@pytest.fixture
-def cache_dir(tmp_path):
-  names = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
-           "jax_persistent_cache_min_entry_size_bytes", "jax_enable_compilation_cache")
-  old = {n: getattr(config, n) for n in names}
-  cc.reset_cache()
-  config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-  cc.set_cache_dir(str(tmp_path))
-  try:
-    yield tmp_path
-  finally:
-    for n, v in old.items():
-      config.update(n, v)
-    cc.reset_cache()
-
-
 def test_persistent_cache_miss_then_hit_events(cache_dir):
   lowered = xjax.jit(lambda x: jnp.tanh(x) * 5.0 - x).lower(jnp.ones(6))
   cc.reset_cache()  # the next compilation decides (and reports) again whether it is used

@@ -85,3 +85,12 @@ def run_suite_file(suite: str, path: str, tmp_path) -> tuple[dict, str]:
                          relpath], timeout=900)
   assert report.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
   return junit_counts(str(report)), proc.stdout
+
+
+def assert_suite_file_passes(suite: str, path: str, tmp_path):
+  """Runs SUITES[suite]/path under xjax and asserts it passes at least as many tests as
+  recorded in tests/golden/clients/SUITE_suite_counts.json (its "xjax" entry)."""
+  recorded = golden(f"{suite}_suite_counts")[os.path.join(SUITES[suite], path)]
+  counts, output = run_suite_file(suite, path, tmp_path)
+  assert counts["passed"] >= recorded["xjax"]["passed"], (
+      f"{path}: {counts} under xjax, recorded {recorded}\n{output[-6000:]}")
