@@ -10,6 +10,10 @@ included. A treedef is a nested node tuple ``(kind, aux, children)``, or `_LEAF`
 Nested tuples give C-speed ``==`` and ``hash``; `PyTreeDef` caches the hash
 because jit's cache keys on it. `tree_flatten` is on jit's hot path, so its
 inner loop dispatches on one dict lookup of ``type(x)`` (see `_flatten`).
+
+The flattening functions come in two views of one registry (`_TreeFunctions`):
+this module's (xjax's transformations) and `public` (what ``xjax.tree_util``
+exports), which differ only in that typed PRNG key arrays are leaves in the latter.
 """
 from __future__ import annotations
 
@@ -43,8 +47,12 @@ class _KeyEntry:
   """Base of the key classes: immutable, compared and hashed by class and value."""
   __slots__ = ("_v",)
 
-  def __init__(self, value):
-    self._v = self._check(value)
+  def __init__(self, *args, **kwargs):
+    # One value, positional or by the field's name, as JAX's keys take it: SequenceKey(idx=0).
+    name = self.__match_args__[0]
+    if len(args) + len(kwargs) != 1 or (kwargs and name not in kwargs):
+      raise TypeError(f"{type(self).__name__}() takes one argument, {name!r}")
+    self._v = self._check(args[0] if args else kwargs[name])
 
   _check = staticmethod(lambda value: value)
 
@@ -177,7 +185,11 @@ class _Aux:
 
 _registry: dict[type, _Registration] = {}
 # type -> kind for every type met so far: leaf and namedtuple types are cached on first sight.
+# Two tables: `_kinds`, xjax's own view, where every registered type is a node, and
+# `_public_kinds`, the view of the functions `xjax.tree_util` exports, where the types given
+# to `register_public_leaf` (typed PRNG key arrays) are leaves, as they are in JAX.
 _kinds: dict[type, Any] = {tuple: tuple, list: list, dict: dict, NoneType: NoneType}
+_public_kinds: dict[type, Any] = dict(_kinds)
 
 
 def _registration_of(nodetype):
@@ -186,13 +198,13 @@ def _registration_of(nodetype):
 
 def _classify(t):
   kind = _NAMEDTUPLE if issubclass(t, tuple) and hasattr(t, "_fields") else _LEAF
-  _kinds[t] = kind
+  _kinds[t] = _public_kinds[t] = kind
   return kind
 
 
-def _kind_of(x):
+def _kind_of(x, kinds=_kinds):
   try:
-    return _kinds[type(x)]
+    return kinds[type(x)]
   except KeyError:
     return _classify(type(x))
 
@@ -202,7 +214,16 @@ def _register(registration):
   if nodetype in _registry or nodetype in (tuple, list, dict, NoneType):
     what = "dataclass " if registration.is_dataclass else ""
     raise ValueError(f"Duplicate custom {what}PyTreeDef type registration for {nodetype!r}.")
-  _registry[nodetype] = _kinds[nodetype] = registration
+  _registry[nodetype] = _kinds[nodetype] = _public_kinds[nodetype] = registration
+
+
+def register_public_leaf(nodetype) -> None:
+  """Makes the registered node type `nodetype` a leaf for `xjax.tree_util`'s functions.
+
+  xjax's transformations keep flattening it as a node (they see its children), while
+  users and libraries see one leaf, as JAX shows them its typed PRNG key arrays.
+  """
+  _public_kinds[nodetype] = _LEAF
 
 
 def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
@@ -311,11 +332,6 @@ def register_static(cls):
   return cls
 
 
-def is_tree_node(typ: type) -> bool:
-  """Whether ``typ`` is a node type: built in, registered or a namedtuple."""
-  return (_kinds.get(typ) or _classify(typ)) is not _LEAF
-
-
 register_pytree_with_keys(
     collections.OrderedDict,
     lambda x: (tuple((DictKey(k), x[k]) for k in x), tuple(x)),
@@ -375,10 +391,10 @@ def _leaf_nodes(n: int) -> tuple:
   return (_LEAF,) * n
 
 
-def _flatten(x, leaves):
+def _flatten(x, leaves, kinds):
   """The hot path (no is_leaf, no key paths): appends the leaves of ``x``, returns its node."""
   try:
-    kind = _kinds[type(x)]
+    kind = kinds[type(x)]
   except KeyError:
     kind = _classify(type(x))
   if kind is _LEAF:
@@ -387,39 +403,39 @@ def _flatten(x, leaves):
   if kind is tuple or kind is list:
     nodes = []
     for c in x:
-      if _kinds.get(type(c)) is _LEAF:  # leaves inline: saves a call per leaf
+      if kinds.get(type(c)) is _LEAF:  # leaves inline: saves a call per leaf
         leaves.append(c)
         nodes.append(_LEAF)
       else:
-        nodes.append(_flatten(c, leaves))
+        nodes.append(_flatten(c, leaves, kinds))
     return (kind, None, tuple(nodes))
   if kind is dict:
     if not x:
       return _EMPTY_DICT_NODE
     keys = _sorted_keys(x)
     values = list(map(x.__getitem__, keys))
-    if all(_kinds.get(t) is _LEAF for t in set(map(type, values))):
+    if all(kinds.get(t) is _LEAF for t in set(map(type, values))):
       leaves.extend(values)  # all leaves (the common dict of arrays): no loop in Python
       return (dict, tuple(keys), _leaf_nodes(len(values)))
     nodes = []
     for k in keys:
       c = x[k]
-      child_kind = _kinds.get(type(c))
+      child_kind = kinds.get(type(c))
       if child_kind is _LEAF:  # leaves and None inline: saves a call per child
         leaves.append(c)
         nodes.append(_LEAF)
       elif c is None:
         nodes.append(_NONE_NODE)
       else:
-        nodes.append(_flatten(c, leaves))
+        nodes.append(_flatten(c, leaves, kinds))
     return (dict, tuple(keys), tuple(nodes))
   if kind is NoneType:
     return _NONE_NODE
   children, aux = _children(x, kind)  # namedtuples and custom nodes
-  return _node(kind, aux, [_flatten(c, leaves) for c in children])
+  return _node(kind, aux, [_flatten(c, leaves, kinds) for c in children])
 
 
-def _flatten_general(x, leaves, is_leaf, path):
+def _flatten_general(x, leaves, is_leaf, path, kinds):
   """Flattens with an ``is_leaf`` predicate and/or key paths (``path`` is None without)."""
   if is_leaf is not None:
     stop = is_leaf(x) if path is None else is_leaf(path, x)
@@ -429,40 +445,16 @@ def _flatten_general(x, leaves, is_leaf, path):
             f"is_leaf predicate returned a non-boolean value {stop!r}; expected a boolean")
       leaves.append(x if path is None else (path, x))
       return _LEAF
-  kind = _kind_of(x)
+  kind = _kind_of(x, kinds)
   if kind is _LEAF:
     leaves.append(x if path is None else (path, x))
     return _LEAF
   if path is None:
     children, aux = _children(x, kind)
-    return _node(kind, aux, [_flatten_general(c, leaves, is_leaf, None) for c in children])
+    return _node(kind, aux, [_flatten_general(c, leaves, is_leaf, None, kinds) for c in children])
   key_children, aux = _children(x, kind, with_keys=True)
-  return _node(kind, aux, [_flatten_general(c, leaves, is_leaf, (*path, k))
+  return _node(kind, aux, [_flatten_general(c, leaves, is_leaf, (*path, k), kinds)
                            for k, c in key_children])
-
-
-def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
-  """Flattens a pytree into its leaves and its structure.
-
-  Mirrors `jax.tree_util.tree_flatten` (`jax.tree.flatten`).
-
-  Args:
-    tree: the pytree.
-    is_leaf: optional predicate; where it returns True, the subtree is one leaf.
-
-  Returns:
-    ``(leaves, treedef)``: the leaves left to right (dict entries in sorted
-    key order) and a `PyTreeDef`.
-
-  >>> tree_flatten((1, {'b': 2, 'a': [3, None]}))
-  ([1, 3, 2], PyTreeDef((*, {'a': [*, None], 'b': *})))
-  """
-  leaves = []
-  if is_leaf is None:
-    root = _flatten(tree, leaves)
-  else:
-    root = _flatten_general(tree, leaves, is_leaf, None)
-  return leaves, PyTreeDef(root, len(leaves))
 
 
 def flatten_call_args(args: tuple, kwargs: dict, leaves: list):
@@ -471,75 +463,14 @@ def flatten_call_args(args: tuple, kwargs: dict, leaves: list):
   jit's hot path: the node is a nested tuple (C-speed hash and ``==``, usable
   as a cache key) that ``PyTreeDef(node, len(leaves))`` wraps.
   """
-  args_node = _flatten(args, leaves)
-  return (tuple, None, (args_node, _flatten(kwargs, leaves) if kwargs else _EMPTY_DICT_NODE))
-
-
-def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
-  """Flattens a pytree into ``(key_path, leaf)`` pairs and its treedef.
-
-  Mirrors `jax.tree_util.tree_flatten_with_path`. ``is_leaf`` is called as
-  ``is_leaf(key_path, x)`` if ``is_leaf_takes_path``, else ``is_leaf(x)``.
-
-  >>> tree_flatten_with_path({'a': (1, 2)})[0]
-  [((DictKey(key='a'), SequenceKey(idx=0)), 1), ((DictKey(key='a'), SequenceKey(idx=1)), 2)]
-  """
-  predicate = is_leaf
-  if is_leaf is not None and not is_leaf_takes_path:
-    predicate = lambda _, x: is_leaf(x)
-  leaves = []
-  root = _flatten_general(tree, leaves, predicate, ())
-  return leaves, PyTreeDef(root, len(leaves))
-
-
-def tree_leaves(tree, is_leaf=None) -> list:
-  """The leaves of a pytree, left to right. Mirrors `jax.tree_util.tree_leaves`."""
-  return tree_flatten(tree, is_leaf)[0]
-
-
-def tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False) -> list:
-  """The ``(key_path, leaf)`` pairs of a pytree. Mirrors `jax.tree_util.tree_leaves_with_path`."""
-  return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
-
-
-def tree_structure(tree, is_leaf=None) -> PyTreeDef:
-  """The `PyTreeDef` of a pytree. Mirrors `jax.tree_util.tree_structure`."""
-  return tree_flatten(tree, is_leaf)[1]
+  args_node = _flatten(args, leaves, _kinds)
+  kwargs_node = _flatten(kwargs, leaves, _kinds) if kwargs else _EMPTY_DICT_NODE
+  return (tuple, None, (args_node, kwargs_node))
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
   """The pytree of structure ``treedef`` with ``leaves``. Mirrors `jax.tree_util.tree_unflatten`."""
   return treedef.unflatten(leaves)
-
-
-def all_leaves(iterable: Iterable, is_leaf=None) -> bool:
-  """Whether every element of ``iterable`` is a leaf. Mirrors `jax.tree_util.all_leaves`."""
-  if is_leaf is None:
-    return all(_kind_of(x) is _LEAF for x in iterable)
-  items = list(iterable)
-  leaves = tree_leaves(items, is_leaf)
-  return len(leaves) == len(items) and all(a is b for a, b in zip(items, leaves))
-
-
-def flatten_one_level(tree):
-  """``(children, metadata)`` of a node. Mirrors `jax.tree_util.flatten_one_level`.
-
-  Raises:
-    ValueError: if ``tree`` is a leaf.
-  """
-  return _one_level(tree, with_keys=False)
-
-
-def flatten_one_level_with_keys(tree):
-  """`flatten_one_level` with ``(key, child)`` pairs as the children."""
-  return _one_level(tree, with_keys=True)
-
-
-def _one_level(tree, with_keys):
-  kind = _kind_of(tree)
-  if kind is _LEAF:
-    raise ValueError(f"can't tree-flatten type: {type(tree)}")
-  return _children(tree, kind, with_keys)
 
 
 # ----------------------------------------------------------------------------- PyTreeDef
@@ -737,178 +668,284 @@ def treedef_is_strict_leaf(treedef: PyTreeDef) -> bool:
 
 # ----------------------------------------------------------------------------- tree functions
 
-def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf=None) -> Any:
-  """Applies ``f`` to the leaves of ``tree`` and the matching subtrees of ``rest``.
+class _TreeFunctions:
+  """The pytree functions of JAX's API over one table of node kinds.
 
-  Mirrors `jax.tree_util.tree_map` (`jax.tree.map`).
-
-  Args:
-    f: called as ``f(leaf, *subtrees of rest at that leaf)``.
-    tree: the pytree that fixes the structure of the result.
-    *rest: pytrees whose structure ``tree``'s is a prefix of.
-    is_leaf: optional predicate marking extra leaves of ``tree``.
-
-  Raises:
-    ValueError: naming the key path where a tree of ``rest`` does not match.
-
-  >>> tree_map(lambda x, y: x + y, {'a': 1, 'b': (2, 3)}, {'a': 10, 'b': (20, 30)})
-  {'a': 11, 'b': (22, 33)}
+  Two instances share the registry: `_internal` (whose methods are this module's
+  functions) flattens every registered type as a node, and `public` (whose methods
+  `xjax.tree_util` and `xjax.tree` export) sees the types marked with
+  `register_public_leaf` as leaves. Typed PRNG key arrays are such types: leaves to users,
+  as in JAX, while xjax's transformations reach their key data as a child.
   """
-  leaves, treedef = tree_flatten(tree, is_leaf)
-  if not rest:
-    return treedef.unflatten([f(x) for x in leaves])
-  all_leaves = [leaves] + [_flatten_rest(treedef, tree, r, is_leaf, "tree_map tree") for r in rest]
-  return treedef.unflatten([f(*xs) for xs in zip(*all_leaves)])
 
+  def __init__(self, kinds: dict):
+    self._kinds = kinds
 
-def tree_map_with_path(f: Callable, tree: Any, *rest: Any, is_leaf=None,
-                       is_leaf_takes_path=False) -> Any:
-  """`tree_map` with each leaf's key path as ``f``'s first argument."""
-  path_leaves, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
-  all_leaves = [[p for p, _ in path_leaves], [x for _, x in path_leaves]]
-  all_leaves += [_flatten_rest(treedef, tree, r, is_leaf, "tree_map_with_path tree") for r in rest]
-  return treedef.unflatten([f(*xs) for xs in zip(*all_leaves)])
+  def is_tree_node(self, typ: type) -> bool:
+    """Whether ``typ`` is a node type: built in, registered or a namedtuple."""
+    return (self._kinds.get(typ) or _classify(typ)) is not _LEAF
 
+  def tree_flatten(self, tree: Any, is_leaf: Callable[[Any], bool] | None = None):
+    """Flattens a pytree into its leaves and its structure.
 
-def _flatten_rest(treedef, tree, other, is_leaf, name):
-  try:
-    return treedef.flatten_up_to(other)
-  except Exception as e:
-    error = next(_prefix_errors((), tree, other, is_leaf), None)
-    raise (e if error is None else error(name)) from None
+    Mirrors `jax.tree_util.tree_flatten` (`jax.tree.flatten`).
 
+    Args:
+      tree: the pytree.
+      is_leaf: optional predicate; where it returns True, the subtree is one leaf.
 
-def tree_reduce(function: Callable, tree: Any, initializer: Any = _NO_INITIALIZER,
-                is_leaf=None) -> Any:
-  """Folds ``function`` over the leaves, left to right. Mirrors `jax.tree_util.tree_reduce`."""
-  leaves = tree_leaves(tree, is_leaf)
-  if initializer is _NO_INITIALIZER:
-    return functools.reduce(function, leaves)
-  return functools.reduce(function, leaves, initializer)
+    Returns:
+      ``(leaves, treedef)``: the leaves left to right (dict entries in sorted
+      key order) and a `PyTreeDef`.
 
+    >>> tree_flatten((1, {'b': 2, 'a': [3, None]}))
+    ([1, 3, 2], PyTreeDef((*, {'a': [*, None], 'b': *})))
+    """
+    leaves = []
+    if is_leaf is None:
+      root = _flatten(tree, leaves, self._kinds)
+    else:
+      root = _flatten_general(tree, leaves, is_leaf, None, self._kinds)
+    return leaves, PyTreeDef(root, len(leaves))
 
-def tree_reduce_associative(operation: Callable, tree: Any, *, identity: Any = _NO_INITIALIZER,
-                            is_leaf=None) -> Any:
-  """Reduces the leaves with an associative ``operation``, as a balanced tree."""
-  def reduce(xs):
-    if len(xs) == 1:
-      return xs[0]
-    return operation(reduce(xs[:len(xs) // 2]), reduce(xs[len(xs) // 2:]))
-  leaves = tree_leaves(tree, is_leaf)
-  if leaves:
-    return reduce(leaves)
-  if identity is _NO_INITIALIZER:
-    raise TypeError("Must specify identity for parallel reduction of empty sequence.")
-  return identity
+  def tree_flatten_with_path(self, tree, is_leaf=None, is_leaf_takes_path=False):
+    """Flattens a pytree into ``(key_path, leaf)`` pairs and its treedef.
 
+    Mirrors `jax.tree_util.tree_flatten_with_path`. ``is_leaf`` is called as
+    ``is_leaf(key_path, x)`` if ``is_leaf_takes_path``, else ``is_leaf(x)``.
 
-def tree_all(tree: Any, *, is_leaf=None) -> bool:
-  """Whether every leaf is truthy. Mirrors `jax.tree_util.tree_all`."""
-  return all(tree_leaves(tree, is_leaf))
+    >>> tree_flatten_with_path({'a': (1, 2)})[0]
+    [((DictKey(key='a'), SequenceKey(idx=0)), 1), ((DictKey(key='a'), SequenceKey(idx=1)), 2)]
+    """
+    predicate = is_leaf
+    if is_leaf is not None and not is_leaf_takes_path:
+      predicate = lambda _, x: is_leaf(x)
+    leaves = []
+    root = _flatten_general(tree, leaves, predicate, (), self._kinds)
+    return leaves, PyTreeDef(root, len(leaves))
 
+  def tree_leaves(self, tree, is_leaf=None) -> list:
+    """The leaves of a pytree, left to right. Mirrors `jax.tree_util.tree_leaves`."""
+    return self.tree_flatten(tree, is_leaf)[0]
 
-def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
-                   pytree_to_transpose: Any) -> Any:
-  """Turns an outer tree of inner trees into an inner tree of outer trees.
+  def tree_leaves_with_path(self, tree, is_leaf=None, is_leaf_takes_path=False) -> list:
+    """The ``(key_path, leaf)`` pairs of a pytree. Mirrors `jax.tree_util.tree_leaves_with_path`."""
+    return self.tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
-  Mirrors `jax.tree_util.tree_transpose`; an ``inner_treedef`` of None is
-  taken from the first inner tree.
+  def tree_structure(self, tree, is_leaf=None) -> PyTreeDef:
+    """The `PyTreeDef` of a pytree. Mirrors `jax.tree_util.tree_structure`."""
+    return self.tree_flatten(tree, is_leaf)[1]
 
-  >>> tree_transpose(tree_structure([0, 0]), tree_structure((0, 0)), [(1, 2), (3, 4)])
-  ([1, 3], [2, 4])
-  """
-  flat, treedef = tree_flatten(pytree_to_transpose)
-  if inner_treedef is None:
-    inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
-  inner_size, outer_size = inner_treedef.num_leaves, outer_treedef.num_leaves
-  if treedef.num_leaves != inner_size * outer_size:
-    raise TypeError(f"Mismatch\n{treedef}\n != \n{outer_treedef.compose(inner_treedef)}")
-  rows = [flat[i * inner_size:(i + 1) * inner_size] for i in range(outer_size)]
-  return inner_treedef.unflatten([outer_treedef.unflatten(col) for col in zip(*rows)])
+  def all_leaves(self, iterable: Iterable, is_leaf=None) -> bool:
+    """Whether every element of ``iterable`` is a leaf. Mirrors `jax.tree_util.all_leaves`."""
+    if is_leaf is None:
+      return all(_kind_of(x, self._kinds) is _LEAF for x in iterable)
+    items = list(iterable)
+    leaves = self.tree_leaves(items, is_leaf)
+    return len(leaves) == len(items) and all(a is b for a, b in zip(items, leaves))
 
+  def flatten_one_level(self, tree):
+    """``(children, metadata)`` of a node. Mirrors `jax.tree_util.flatten_one_level`.
 
-def tree_broadcast(prefix_tree: Any, full_tree: Any, is_leaf=None) -> Any:
-  """Repeats each leaf of ``prefix_tree`` over its subtree in ``full_tree``."""
-  return tree_structure(full_tree).unflatten(broadcast_prefix(prefix_tree, full_tree, is_leaf))
+    Raises:
+      ValueError: if ``tree`` is a leaf.
+    """
+    return self._one_level(tree, with_keys=False)
 
+  def flatten_one_level_with_keys(self, tree):
+    """`flatten_one_level` with ``(key, child)`` pairs as the children."""
+    return self._one_level(tree, with_keys=True)
 
-def broadcast_prefix(prefix_tree: Any, full_tree: Any, is_leaf=None) -> list:
-  """The leaves of `tree_broadcast`'s result."""
-  leaves, treedef = tree_flatten(prefix_tree, is_leaf)
-  subtrees = _flatten_rest(treedef, prefix_tree, full_tree, is_leaf, "broadcast_prefix prefix_tree")
-  result = []
-  for x, subtree in zip(leaves, subtrees):
-    result.extend([x] * tree_structure(subtree).num_leaves)
-  return result
+  def _one_level(self, tree, with_keys):
+    kind = _kind_of(tree, self._kinds)
+    if kind is _LEAF:
+      raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    return _children(tree, kind, with_keys)
 
+  def tree_map(self, f: Callable, tree: Any, *rest: Any, is_leaf=None) -> Any:
+    """Applies ``f`` to the leaves of ``tree`` and the matching subtrees of ``rest``.
 
-# ----------------------------------------------------------------------------- prefix errors
+    Mirrors `jax.tree_util.tree_map` (`jax.tree.map`).
 
-def prefix_errors(prefix_tree, full_tree, is_leaf=None) -> list:
-  """Functions ``name -> ValueError``, one per place where ``prefix_tree`` does not match."""
-  return list(_prefix_errors((), prefix_tree, full_tree, is_leaf))
+    Args:
+      f: called as ``f(leaf, *subtrees of rest at that leaf)``.
+      tree: the pytree that fixes the structure of the result.
+      *rest: pytrees whose structure ``tree``'s is a prefix of.
+      is_leaf: optional predicate marking extra leaves of ``tree``.
 
+    Raises:
+      ValueError: naming the key path where a tree of ``rest`` does not match.
 
-def prefix_errors(prefix_tree: Any, full_tree: Any, is_leaf=None) -> list:
-  """Why `prefix_tree` is not a tree prefix of `full_tree`: a list of functions, each
-  taking a name for the tree and giving a ValueError that names the key path where the
-  structures differ; empty when it is a prefix. Mirrors JAX's private
-  `tree_util.prefix_errors`."""
-  return list(_prefix_errors((), prefix_tree, full_tree, is_leaf))
+    >>> tree_map(lambda x, y: x + y, {'a': 1, 'b': (2, 3)}, {'a': 10, 'b': (20, 30)})
+    {'a': 11, 'b': (22, 33)}
+    """
+    leaves, treedef = self.tree_flatten(tree, is_leaf)
+    if not rest:
+      return treedef.unflatten([f(x) for x in leaves])
+    all_leaves = [leaves] + [self._flatten_rest(treedef, tree, r, is_leaf, "tree_map tree")
+                             for r in rest]
+    return treedef.unflatten([f(*xs) for xs in zip(*all_leaves)])
 
+  def tree_map_with_path(self, f: Callable, tree: Any, *rest: Any, is_leaf=None,
+                         is_leaf_takes_path=False) -> Any:
+    """`tree_map` with each leaf's key path as ``f``'s first argument."""
+    path_leaves, treedef = self.tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    all_leaves = [[p for p, _ in path_leaves], [x for _, x in path_leaves]]
+    all_leaves += [self._flatten_rest(treedef, tree, r, is_leaf, "tree_map_with_path tree")
+                   for r in rest]
+    return treedef.unflatten([f(*xs) for xs in zip(*all_leaves)])
 
-def _prefix_errors(path, prefix, full, is_leaf):
-  if treedef_is_strict_leaf(tree_structure(prefix, is_leaf)):
-    return  # a leaf is a prefix of anything
-  at = lambda what, name: f"pytree structure error: {what} at key path\n    {name}{keystr(path)}\n"
-  if type(prefix) is not type(full):
-    yield lambda name: ValueError(
-        at("different types", name) +
-        f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
-        f"but at the same key path the full pytree has a subtree of different type\n"
-        f"    {type(full)}.")
-    return
-  prefix_children, prefix_meta = flatten_one_level(prefix)
-  full_children, full_meta = flatten_one_level(full)
-  prefix_children, full_children = tuple(prefix_children), tuple(full_children)
-  prefix_keys = tuple(k for k, _ in flatten_one_level_with_keys(prefix)[0])
-  full_keys = tuple(k for k, _ in flatten_one_level_with_keys(full)[0])
-  if isinstance(prefix, (list, tuple)):
-    if len(prefix) != len(full):
-      ty = type(prefix).__name__
-      yield lambda name: ValueError(
-          at(f"different lengths of {ty}", name) +
-          f"At that key path, the prefix pytree {name} has a subtree of type {ty} of length "
-          f"{len(prefix)}, but the full pytree has a subtree of the same type but of length "
-          f"{len(full)}.")
-      return
-  elif len(prefix_children) != len(full_children):
+  def _flatten_rest(self, treedef, tree, other, is_leaf, name):
     try:
-      diff = set(prefix_keys).symmetric_difference(full_keys)
-    except TypeError:
-      diff = None
-    names = lambda keys: " ".join(map(_simple_keystr, keys))
-    yield lambda name: ValueError(
-        at("different numbers of pytree children", name) +
-        f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
-        f"with {len(prefix_children)} child keys\n    {names(prefix_keys)}\n"
-        f"but at the same key path the full pytree has a subtree of the same type but with "
-        f"{len(full_children)} child keys\n    {names(full_keys)}\n" +
-        ("" if diff is None else f"so the symmetric difference on key sets is\n    {names(diff)}"))
-    return
-  if prefix_meta != full_meta:
-    prefix_str, full_str = str(prefix_meta), str(full_meta)
-    diff = textwrap.indent("\n".join(difflib.ndiff(prefix_str.splitlines(), full_str.splitlines())),
-                           prefix="    ")
-    yield lambda name: ValueError(
-        at("different pytree metadata", name) +
-        f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
-        f"with metadata\n    {prefix_str}\n"
-        f"but at the same key path the full pytree has a subtree of the same type but with "
-        f"metadata\n    {full_str}\nso the diff in the metadata at these pytree nodes is\n{diff}")
-    return
-  for key, p, f in zip(prefix_keys, prefix_children, full_children):
-    yield from _prefix_errors((*path, key), p, f, is_leaf)
+      return treedef.flatten_up_to(other)
+    except Exception as e:
+      error = next(self._prefix_errors((), tree, other, is_leaf), None)
+      raise (e if error is None else error(name)) from None
+
+  def tree_reduce(self, function: Callable, tree: Any, initializer: Any = _NO_INITIALIZER,
+                  is_leaf=None) -> Any:
+    """Folds ``function`` over the leaves, left to right. Mirrors `jax.tree_util.tree_reduce`."""
+    leaves = self.tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIALIZER:
+      return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+  def tree_reduce_associative(self, operation: Callable, tree: Any, *,
+                              identity: Any = _NO_INITIALIZER, is_leaf=None) -> Any:
+    """Reduces the leaves with an associative ``operation``, as a balanced tree."""
+    def reduce(xs):
+      if len(xs) == 1:
+        return xs[0]
+      return operation(reduce(xs[:len(xs) // 2]), reduce(xs[len(xs) // 2:]))
+    leaves = self.tree_leaves(tree, is_leaf)
+    if leaves:
+      return reduce(leaves)
+    if identity is _NO_INITIALIZER:
+      raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+    return identity
+
+  def tree_all(self, tree: Any, *, is_leaf=None) -> bool:
+    """Whether every leaf is truthy. Mirrors `jax.tree_util.tree_all`."""
+    return all(self.tree_leaves(tree, is_leaf))
+
+  def tree_transpose(self, outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
+                     pytree_to_transpose: Any) -> Any:
+    """Turns an outer tree of inner trees into an inner tree of outer trees.
+
+    Mirrors `jax.tree_util.tree_transpose`; an ``inner_treedef`` of None is
+    taken from the first inner tree.
+
+    >>> tree_transpose(tree_structure([0, 0]), tree_structure((0, 0)), [(1, 2), (3, 4)])
+    ([1, 3], [2, 4])
+    """
+    flat, treedef = self.tree_flatten(pytree_to_transpose)
+    if inner_treedef is None:
+      inner_treedef = self.tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+    inner_size, outer_size = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if treedef.num_leaves != inner_size * outer_size:
+      raise TypeError(f"Mismatch\n{treedef}\n != \n{outer_treedef.compose(inner_treedef)}")
+    rows = [flat[i * inner_size:(i + 1) * inner_size] for i in range(outer_size)]
+    return inner_treedef.unflatten([outer_treedef.unflatten(col) for col in zip(*rows)])
+
+  def tree_broadcast(self, prefix_tree: Any, full_tree: Any, is_leaf=None) -> Any:
+    """Repeats each leaf of ``prefix_tree`` over its subtree in ``full_tree``."""
+    leaves = self.broadcast_prefix(prefix_tree, full_tree, is_leaf)
+    return self.tree_structure(full_tree).unflatten(leaves)
+
+  def broadcast_prefix(self, prefix_tree: Any, full_tree: Any, is_leaf=None) -> list:
+    """The leaves of `tree_broadcast`'s result."""
+    leaves, treedef = self.tree_flatten(prefix_tree, is_leaf)
+    subtrees = self._flatten_rest(treedef, prefix_tree, full_tree, is_leaf,
+                                  "broadcast_prefix prefix_tree")
+    result = []
+    for x, subtree in zip(leaves, subtrees):
+      result.extend([x] * self.tree_structure(subtree).num_leaves)
+    return result
+
+  def prefix_errors(self, prefix_tree: Any, full_tree: Any, is_leaf=None) -> list:
+    """Why `prefix_tree` is not a tree prefix of `full_tree`: a list of functions, each
+    taking a name for the tree and giving a ValueError that names the key path where the
+    structures differ; empty when it is a prefix. Mirrors JAX's private
+    `tree_util.prefix_errors`."""
+    return list(self._prefix_errors((), prefix_tree, full_tree, is_leaf))
+
+  def _prefix_errors(self, path, prefix, full, is_leaf):
+    if treedef_is_strict_leaf(self.tree_structure(prefix, is_leaf)):
+      return  # a leaf is a prefix of anything
+    at = lambda what, name: (f"pytree structure error: {what} at key path\n"
+                             f"    {name}{keystr(path)}\n")
+    if type(prefix) is not type(full):
+      yield lambda name: ValueError(
+          at("different types", name) +
+          f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+          f"but at the same key path the full pytree has a subtree of different type\n"
+          f"    {type(full)}.")
+      return
+    prefix_children, prefix_meta = self.flatten_one_level(prefix)
+    full_children, full_meta = self.flatten_one_level(full)
+    prefix_children, full_children = tuple(prefix_children), tuple(full_children)
+    prefix_keys = tuple(k for k, _ in self.flatten_one_level_with_keys(prefix)[0])
+    full_keys = tuple(k for k, _ in self.flatten_one_level_with_keys(full)[0])
+    if isinstance(prefix, (list, tuple)):
+      if len(prefix) != len(full):
+        ty = type(prefix).__name__
+        yield lambda name: ValueError(
+            at(f"different lengths of {ty}", name) +
+            f"At that key path, the prefix pytree {name} has a subtree of type {ty} of length "
+            f"{len(prefix)}, but the full pytree has a subtree of the same type but of length "
+            f"{len(full)}.")
+        return
+    elif len(prefix_children) != len(full_children):
+      try:
+        diff = set(prefix_keys).symmetric_difference(full_keys)
+      except TypeError:
+        diff = None
+      names = lambda keys: " ".join(map(_simple_keystr, keys))
+      yield lambda name: ValueError(
+          at("different numbers of pytree children", name) +
+          f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+          f"with {len(prefix_children)} child keys\n    {names(prefix_keys)}\n"
+          f"but at the same key path the full pytree has a subtree of the same type but with "
+          f"{len(full_children)} child keys\n    {names(full_keys)}\n" +
+          ("" if diff is None
+           else f"so the symmetric difference on key sets is\n    {names(diff)}"))
+      return
+    if prefix_meta != full_meta:
+      prefix_str, full_str = str(prefix_meta), str(full_meta)
+      lines = difflib.ndiff(prefix_str.splitlines(), full_str.splitlines())
+      diff = textwrap.indent("\n".join(lines),
+                             prefix="    ")
+      yield lambda name: ValueError(
+          at("different pytree metadata", name) +
+          f"At that key path, the prefix pytree {name} has a subtree of type\n    {type(prefix)}\n"
+          f"with metadata\n    {prefix_str}\n"
+          f"but at the same key path the full pytree has a subtree of the same type but with "
+          f"metadata\n    {full_str}\nso the diff in the metadata at these pytree nodes is\n{diff}")
+      return
+    for key, p, f in zip(prefix_keys, prefix_children, full_children):
+      yield from self._prefix_errors((*path, key), p, f, is_leaf)
+
+
+_internal = _TreeFunctions(_kinds)
+public = _TreeFunctions(_public_kinds)
+is_tree_node = _internal.is_tree_node
+tree_flatten = _internal.tree_flatten
+tree_flatten_with_path = _internal.tree_flatten_with_path
+tree_leaves = _internal.tree_leaves
+tree_leaves_with_path = _internal.tree_leaves_with_path
+tree_structure = _internal.tree_structure
+all_leaves = _internal.all_leaves
+flatten_one_level = _internal.flatten_one_level
+flatten_one_level_with_keys = _internal.flatten_one_level_with_keys
+tree_map = _internal.tree_map
+tree_map_with_path = _internal.tree_map_with_path
+tree_reduce = _internal.tree_reduce
+tree_reduce_associative = _internal.tree_reduce_associative
+tree_all = _internal.tree_all
+tree_transpose = _internal.tree_transpose
+tree_broadcast = _internal.tree_broadcast
+broadcast_prefix = _internal.broadcast_prefix
+prefix_errors = _internal.prefix_errors
 
 
 # ----------------------------------------------------------------------------- Partial
@@ -982,19 +1019,20 @@ class PyTreeRegistry:
 
   def flatten(self, tree, leaf_predicate: Callable[[Any], bool] | None = None):
     """``(leaves, treedef)`` of `tree` (see `tree_flatten`)."""
-    return tree_flatten(tree, leaf_predicate)
+    return public.tree_flatten(tree, leaf_predicate)
 
   def flatten_with_path(self, tree, leaf_predicate: Callable[[Any, Any], bool] | None = None):
     """``([(key_path, leaf), ...], treedef)``; `leaf_predicate` takes ``(key_path, x)``."""
-    return tree_flatten_with_path(tree, leaf_predicate, is_leaf_takes_path=True)
+    return public.tree_flatten_with_path(tree, leaf_predicate, is_leaf_takes_path=True)
 
   def flatten_one_level(self, tree):
     """``(children, metadata)`` of a node, None for a leaf."""
-    return None if _kind_of(tree) is _LEAF else flatten_one_level(tree)
+    return None if _kind_of(tree, _public_kinds) is _LEAF else public.flatten_one_level(tree)
 
   def flatten_one_level_with_keys(self, tree):
     """``(((key, child), ...), metadata)`` of a node, None for a leaf."""
-    return None if _kind_of(tree) is _LEAF else flatten_one_level_with_keys(tree)
+    return None if _kind_of(tree, _public_kinds) is _LEAF else \
+        public.flatten_one_level_with_keys(tree)
 
   def is_node(self, type: type) -> bool:  # noqa: A002 -- jaxlib's parameter name
     """Whether instances of `type` are pytree nodes.
@@ -1004,7 +1042,7 @@ class PyTreeRegistry:
     """
     if not isinstance(type, _builtin_type):
       raise TypeError(f"is_node: type must be a class, got {type!r}")
-    return is_tree_node(type)
+    return public.is_tree_node(type)
 
   def register_node(self, type, to_iterable, from_iterable,  # noqa: A002
                     to_iterable_with_keys=None) -> None:

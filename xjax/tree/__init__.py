@@ -1,20 +1,25 @@
-"""The ``xjax.tree`` namespace: short names for the pytree functions (mirrors ``jax.tree``)."""
+"""The ``xjax.tree`` namespace: short names for the pytree functions (mirrors ``jax.tree``).
+
+Typed PRNG key arrays are leaves here, as in JAX (see `xjax.tree_util`).
+"""
+from xjax._src import tree_util as _tree_util
 from xjax._src.tree_util import (
     static_field as static,
-    tree_all as all,
-    tree_broadcast as broadcast,
-    tree_flatten as flatten,
-    tree_flatten_with_path as flatten_with_path,
-    tree_leaves as leaves,
-    tree_leaves_with_path as leaves_with_path,
-    tree_map as map,
-    tree_map_with_path as map_with_path,
-    tree_reduce as reduce,
-    tree_reduce_associative as reduce_associative,
-    tree_structure as structure,
-    tree_transpose as transpose,
     tree_unflatten as unflatten,
 )
+
+all = _tree_util.public.tree_all
+broadcast = _tree_util.public.tree_broadcast
+flatten = _tree_util.public.tree_flatten
+flatten_with_path = _tree_util.public.tree_flatten_with_path
+leaves = _tree_util.public.tree_leaves
+leaves_with_path = _tree_util.public.tree_leaves_with_path
+map = _tree_util.public.tree_map
+map_with_path = _tree_util.public.tree_map_with_path
+reduce = _tree_util.public.tree_reduce
+reduce_associative = _tree_util.public.tree_reduce_associative
+structure = _tree_util.public.tree_structure
+transpose = _tree_util.public.tree_transpose
 
 __all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path",
            "map", "map_with_path", "reduce", "reduce_associative", "static", "structure",

@@ -805,6 +805,10 @@ def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
 
   Mirrors `jax.lax.convert_element_type`.
   """
+  if isinstance(new_dtype, dtypes.ExtendedDType):  # keys convert only to themselves
+    if getattr(operand, "dtype", None) == new_dtype:
+      return operand
+    raise ValueError(f"Cannot convert_element_type from {dtypes.dtype(operand)} to {new_dtype}")
   new_dtype = dtypes.canonicalize_dtype(new_dtype)
   if isinstance(operand, (_PY_SCALARS, np.ndarray, np.generic)):
     # Constants are converted on the host, so they stay literals in jaxprs.

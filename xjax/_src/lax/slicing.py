@@ -486,6 +486,8 @@ def _default_fill_value(dtype):
     return int(dtypes.iinfo(dtype).max)
   if dtype == np.bool_:
     return True
+  if dtypes.issubdtype(dtype, dtypes.prng_key):
+    return int(np.iinfo(np.uint32).max)  # every word of an out-of-bounds key's data
   raise ValueError(f"Unsupported dtype for gather fill_value {dtype}")
 
 

@@ -148,10 +148,26 @@ def standard_primitive(name: str, abstract_eval, lowering, multiple_results=Fals
                        pp_params=None) -> core.Primitive:
   prim = core.Primitive(name, multiple_results)
   prim.def_abstract_eval(abstract_eval)
-  prim.def_lowering(lowering)
+  prim.def_lowering(_refusing_extended_dtypes(name, lowering))
   if pp_params is not None:
     prim.def_pp_params(pp_params)
   return prim
+
+
+def _refusing_extended_dtypes(name: str, lowering):
+  """`lowering`, raising TypeError for operands of an extended dtype (typed PRNG keys).
+
+  The primitives that take keys (reshape, slicing, select_n, eq, ...) have their lowerings
+  replaced where keys are defined (`xjax._src.random.prng`); on any other, a key operand is
+  refused here, before XLA would meet data of the wrong shape.
+  """
+  def lowering_rule(ctx, *args, **params):
+    for i, aval in enumerate(ctx.avals_in):
+      if isinstance(getattr(aval, "dtype", None), dtypes.ExtendedDType):
+        raise TypeError(f"{name} does not accept dtype {aval.dtype} at position {i}.")
+    return lowering(ctx, *args, **params)
+  lowering_rule.__wrapped__ = lowering
+  return lowering_rule
 
 
 def drop_none_params(*names):

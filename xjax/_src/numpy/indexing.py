@@ -600,8 +600,8 @@ def scatter_update(x, idx, y, scatter_op, *, indices_are_sorted: bool = False,
 
 def _safe_to_cast(value, to_dtype) -> bool:
   # The target is treated as strongly typed; a weak value casts safely if it promotes to it.
-  if dtypes.canonicalize_dtype(dtype_of(value)) == to_dtype:
-    return True
+  if dtypes.canonicalize_dtype(dtype_of(value), allow_extended_dtype=True) == to_dtype:
+    return True  # also keys written into keys
   return dtypes.result_type(value, to_dtype) == to_dtype
 
 

@@ -900,6 +900,8 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
   Mirrors `jax.numpy.isclose`.
   """
   a, b = util.promote_args("isclose", a, b)
+  if isinstance(dtype_of(a), dtypes.ExtendedDType):  # keys: close means equal
+    return lax.eq(a, b)
   a, b = util.promote_args_inexact("isclose", a, b)
   dtype = dtype_of(a)
   if dtypes.issubdtype(dtype, np.complexfloating):

@@ -66,6 +66,16 @@ def _ensure_all(fun_name: str, args) -> tuple:
   return tuple(_unwrap(a) for a in args)
 
 
+def check_for_prngkeys(fun_name: str, *args) -> None:
+  """JAX's TypeError for typed PRNG keys mixed with arrays of other dtypes (keys of one
+  dtype pass: the primitives that accept keys take them)."""
+  if not any(isinstance(getattr(a, "dtype", None), dtypes.ExtendedDType) for a in args):
+    return
+  arg_dtypes = [dtypes.dtype(a) for a in args]
+  if len(set(arg_dtypes)) > 1:
+    raise TypeError(f"{fun_name} does not accept dtypes {', '.join(map(str, arg_dtypes))}.")
+
+
 def check_no_out(fun_name: str, out) -> None:
   """JAX's refusal of NumPy's ``out=`` argument."""
   if out is not None:
@@ -141,6 +151,8 @@ def const_like(x, value):
 
 
 def _convert_all(args, to_dtype, weak: bool):
+  if isinstance(to_dtype, dtypes.ExtendedDType):  # keys of one dtype: nothing to convert
+    return list(args)
   to_dtype = dtypes.canonicalize_dtype(to_dtype)
   out = []
   for x in args:
@@ -302,6 +314,7 @@ def promote_args(fun_name: str, *args):
     return out
   args = _ensure_all(fun_name, args)
   check_shapes_broadcast(fun_name, *args)
+  check_for_prngkeys(fun_name, *args)
   return promote_shapes(fun_name, *promote_dtypes(*args))
 
 
@@ -312,6 +325,7 @@ def promote_args_inexact(fun_name: str, *args):
     return out
   args = _ensure_all(fun_name, args)
   check_shapes_broadcast(fun_name, *args)
+  check_for_prngkeys(fun_name, *args)
   return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
 
 
@@ -322,6 +336,7 @@ def promote_args_numeric(fun_name: str, *args):
     return out
   args = _ensure_all(fun_name, args)
   check_shapes_broadcast(fun_name, *args)
+  check_for_prngkeys(fun_name, *args)
   return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
 
 

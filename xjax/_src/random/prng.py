@@ -5,10 +5,11 @@ Design (see also ``xjax/random.py``):
 * Key *data* is a uint32 array of shape ``(*keys_shape, 2)``. All machinery
   (jit, vmap, grad, control flow) sees only key data.
 * A typed key array, `PRNGKeyArray`, is a thin wrapper holding key data
-  (an `Array`, or a tracer while tracing) and its `PRNGImpl`. It is a pytree
-  whose one leaf is the key data, so keys pass through `jit` (arguments and
-  results), `vmap`, `lax.scan` carries and every other pytree-based API with
-  no special cases. Its dtype is the extended dtype `KeyTy` (``key<fry>``,
+  (an `Array`, or a tracer while tracing) and its `PRNGImpl`. To xjax's
+  transformations it is a pytree node whose one child is the key data, so keys
+  pass through `jit` (arguments and results), `vmap`, `lax.scan` carries and
+  every other pytree-based API with no special cases; to users
+  (`xjax.tree_util`) it is a leaf, as in JAX. Its dtype is the extended dtype `KeyTy` (``key<fry>``,
   a subdtype of ``xjax.dtypes.prng_key``); indexing and reshaping act on the
   leading (key) axes of the data.
 * Four primitives act on key data with any number of leading key axes:
@@ -46,7 +47,9 @@ from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.lax import elementwise as ew
+from xjax._src.lax import reductions
 from xjax._src.lax import slicing
+from xjax._src.lax import stacking
 from xjax._src.lax import structural as st
 from xjax._src.random import threefry
 
@@ -448,14 +451,65 @@ def _adapt_select_n(ctx, avals_in, avals_out, args, params):
   return args, params
 
 
+def _adapt_scatter(ctx, avals_in, avals_out, args, params):
+  # The key-data axes are trailing window axes of the operand and the updates.
+  n = avals_in[2].ndim
+  dn = params["dimension_numbers"]
+  params["dimension_numbers"] = dn._replace(update_window_dims=(
+      *dn.update_window_dims, *range(n, n + len(_trailing(avals_in[0])))))
+  return args, params
+
+
+def _adapt_tile(ctx, avals_in, avals_out, args, params):
+  params["reps"] = (*params["reps"], *(1 for _ in _trailing(avals_in[0])))
+  return args, params
+
+
 for _prim, _adapt in [
     (slicing.slice_p, _adapt_slice), (st.reshape_p, _adapt_reshape),
     (st.broadcast_in_dim_p, _adapt_broadcast_in_dim), (st.transpose_p, _adapt_transpose),
-    (st.squeeze_p, None), (st.rev_p, None), (st.concatenate_p, None), (ew.copy_p, None),
+    (st.squeeze_p, None), (st.rev_p, None), (st.concatenate_p, None), (st.split_p, None),
+    (ew.copy_p, None), (stacking.tile_p, _adapt_tile), (slicing.scatter_p, _adapt_scatter),
     (slicing.dynamic_slice_p, _adapt_dynamic_slice),
     (slicing.dynamic_update_slice_p, _adapt_dynamic_update_slice),
     (slicing.gather_p, _adapt_gather), (ew.select_n_p, _adapt_select_n)]:
   _prim.def_lowering(_physical_lowering(_prim.lowering, _adapt))
+
+
+def _key_comparison(prim, reduce):
+  """`prim` (eq or ne) on key-typed operands: keys compare equal when all their data does."""
+  abstract_eval, lowering = prim.abstract_eval, prim.lowering
+
+  def key_abstract_eval(x, y, **params):
+    if not (core.is_extended(x) or core.is_extended(y)):
+      return abstract_eval(x, y, **params)
+    if x.dtype != y.dtype:
+      raise TypeError(f"{prim.name} does not accept dtypes {x.dtype}, {y.dtype}.")
+    shape = x.shape if x.ndim else y.shape
+    if x.ndim and y.ndim and x.shape != y.shape:
+      raise TypeError(f"{prim.name} got incompatible shapes for broadcasting: "
+                      f"{x.shape}, {y.shape}.")
+    return core.ShapedArray(shape, np.dtype(bool))
+
+  def on_data(x, y, *, out_shape):
+    def full(d):
+      return st.broadcast_in_dim(d, (*out_shape, *d.shape[-1:]),
+                                 tuple(range(len(out_shape) + 1 - d.ndim, len(out_shape) + 1)))
+    return reduce(prim.bind(full(x), full(y)), (len(out_shape),))
+
+  def key_lowering(ctx, x, y, **params):
+    if not any(map(core.is_extended, ctx.avals_in)):
+      return lowering(ctx, x, y, **params)
+    avals = tuple(core.physical_aval(a) for a in ctx.avals_in)
+    closed = _traced(on_data, avals, (("out_shape", ctx.avals_out[0].shape),),
+                     config.values_key())
+    return ctx.call(closed, prim.name, [x, y])[0]
+
+  prim.abstract_eval, prim.lowering = key_abstract_eval, key_lowering
+
+
+_key_comparison(ew.eq_p, reductions.reduce_and)
+_key_comparison(ew.ne_p, reductions.reduce_or)
 
 
 # ----------------------------------------------------------------------------
@@ -603,6 +657,12 @@ class PRNGKeyArray:
     perm[a], perm[b] = perm[b], perm[a]
     return self.transpose(perm)
 
+  @property
+  def at(self):
+    """Indexed reads and writes, as `Array.at`: ``keys.at[i].set(other_keys)``, ``.get()``."""
+    from xjax._src.numpy.indexing import _IndexUpdateHelper  # numpy sits above random
+    return _IndexUpdateHelper(self)
+
   def take(self, indices, axis=None):
     from xjax._src.numpy.indexing import take  # numpy sits above random
     if axis is None:
@@ -642,9 +702,43 @@ class PRNGKeyArray:
 tree_util.register_pytree_node(
     PRNGKeyArray, lambda k: ((k._base_array,), k._impl),
     lambda impl, children: PRNGKeyArray(impl, children[0]))
+tree_util.register_public_leaf(PRNGKeyArray)  # a leaf to users, as in JAX
 array.register_virtual_array(PRNGKeyArray)  # isinstance(key, jax.Array) holds, as in JAX
 # jax.typeof(key) is its key-typed aval (`key<fry>[]`), as in JAX.
 core.pytype_aval_mappings[PRNGKeyArray] = lambda k: key_aval(k.shape, k._impl)
+
+
+def _binds_key_arrays(prim):
+  """Lets `prim.bind` take typed key arrays: their key-typed data goes in, and key-typed
+  results come back as key arrays, so every lax and jnp function built on `prim` (reshape,
+  broadcast, where, take, ...) works on keys as in JAX. Binds without a key array pay one
+  type check per operand."""
+  bind = prim.bind
+
+  def bind_with_keys(*args, **params):
+    for a in args:
+      if type(a) is PRNGKeyArray:
+        break
+    else:
+      return bind(*args, **params)
+    out = bind(*[a._base_array if type(a) is PRNGKeyArray else a for a in args], **params)
+    if prim.multiple_results:
+      return [_as_key_array(o) for o in out]
+    return _as_key_array(out)
+  prim.bind = bind_with_keys
+
+
+def _as_key_array(x):
+  """`x` as a typed key array when its dtype is a key dtype, else `x`."""
+  dtype = getattr(x, "dtype", None)
+  return PRNGKeyArray(dtype._impl, x) if isinstance(dtype, KeyTy) else x
+
+
+for _prim in [slicing.slice_p, st.reshape_p, st.broadcast_in_dim_p, st.transpose_p, st.squeeze_p,
+              st.rev_p, st.concatenate_p, st.split_p, ew.copy_p, stacking.tile_p,
+              slicing.dynamic_slice_p, slicing.scatter_p,
+              slicing.dynamic_update_slice_p, slicing.gather_p, ew.select_n_p, ew.eq_p, ew.ne_p]:
+  _binds_key_arrays(_prim)
 
 
 def _apply_to_keys(name, fn, bases, closed_over=()):

@@ -35,4 +35,4 @@ _registry = _Registry()
 
 
 # flax's struct tests check the message of a pytree prefix mismatch.
-from xjax._src.tree_util import prefix_errors as prefix_errors  # noqa: E402,F401
+prefix_errors = _tree_util.public.prefix_errors
