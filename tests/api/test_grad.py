@@ -325,3 +325,23 @@ def test_transformed_functions_wrap_their_function_like_jax():
   _close(xjax.jacfwd(Cube())(2.0), 12.0)
   _close(xjax.jacrev(Cube())(2.0), 12.0)
   _close(xjax.vmap(Cube())(jnp.array([1.0, 2.0])), [1.0, 8.0])
+
+
+def test_vjp_and_linearize_functions_are_partials_over_their_residuals():
+  # As in JAX: tree_util.Partials whose leaves are the residuals, so they pass into and
+  # out of jitted functions and give the same values there.
+  f = lambda x: jnp.sin(x) * x
+  x, t = jnp.arange(3.0), jnp.array([1.0, -2.0, 0.5])
+  _, f_jvp = xjax.linearize(f, x)
+  _, f_vjp = xjax.vjp(f, x)
+  for g in (f_jvp, f_vjp):
+    assert isinstance(g, xjax.tree_util.Partial)
+    assert len(xjax.tree_util.tree_leaves(g)) > 0
+  want_jvp = (jnp.cos(x) * x + jnp.sin(x)) * t
+  np.testing.assert_allclose(f_jvp(t), want_jvp, rtol=1e-6)
+  np.testing.assert_allclose(xjax.jit(lambda g, t: g(t))(f_jvp, t), want_jvp, rtol=1e-6)
+  np.testing.assert_allclose(xjax.jit(lambda g, t: g(t))(f_vjp, t)[0], want_jvp, rtol=1e-6)
+  returned = xjax.jit(lambda x: xjax.vjp(f, x)[1])(x)
+  np.testing.assert_allclose(returned(t)[0], want_jvp, rtol=1e-6)
+  with pytest.raises(TypeError, match="Tree structure of cotangent input"):
+    f_vjp((t, t))

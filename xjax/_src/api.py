@@ -672,26 +672,34 @@ def linearize(fun, *primals, has_aux: bool = False):
   """
   leaves, in_tree, outs, linear, n, stores = _linearize_tree(fun, primals, has_aux)
   out_tree = stores["out_tree"]
-  in_avals = [core.get_aval(x).to_tangent_aval() for x in leaves]
-
-  def f_jvp(*tangents):
-    t_leaves, t_tree = tree_util.tree_flatten(tangents)
-    if t_tree != in_tree:
-      raise TypeError(f"linearized function called on tangent values inconsistent with the "
-                      f"original primal values: expected structure {in_tree}, got {t_tree}.")
-    for aval, t in zip(in_avals, t_leaves):
-      got = core.get_aval(t)
-      if got.shape != aval.shape or got.dtype != aval.dtype:
-        raise ValueError("linearized function called on tangent values inconsistent with "
-                         f"the original primal values: got tangent aval {got.str_short()} for "
-                         f"primal aval {aval.str_short()}")
-    outs_t = core.eval_jaxpr(linear.jaxpr, linear.consts, *t_leaves)
-    return tree_util.tree_unflatten(out_tree, [_to_array(t) for t in outs_t[:n]])
-
+  in_avals = tuple(core.get_aval(x).to_tangent_aval() for x in leaves)
+  # A tree_util.Partial over the linear jaxpr's constants, as JAX's: it can be passed to
+  # and returned from jitted functions.
+  f_jvp = tree_util.Partial(functools.partial(
+      _lifted_jvp, linear.jaxpr, in_avals, in_tree, out_tree, n, len(linear.consts)),
+      *linear.consts)
   out = tree_util.tree_unflatten(out_tree, outs[:n])  # unchanged, as jvp's (JAX's too)
   if has_aux:
     return out, f_jvp, _aux_result(stores, [_primal_value(a) for a in outs[n:]])
   return out, f_jvp
+
+
+def _lifted_jvp(jaxpr, in_avals, in_tree, out_tree, n, n_consts, *args):
+  """The linear map `linearize` returns: ``args`` are the jaxpr's constants, then the
+  tangents."""
+  consts, tangents = args[:n_consts], args[n_consts:]
+  t_leaves, t_tree = tree_util.tree_flatten(tangents)
+  if t_tree != in_tree:
+    raise TypeError(f"linearized function called on tangent values inconsistent with the "
+                    f"original primal values: expected structure {in_tree}, got {t_tree}.")
+  for aval, t in zip(in_avals, t_leaves):
+    got = core.get_aval(t)
+    if got.shape != aval.shape or got.dtype != aval.dtype:
+      raise ValueError("linearized function called on tangent values inconsistent with "
+                       f"the original primal values: got tangent aval {got.str_short()} for "
+                       f"primal aval {aval.str_short()}")
+  outs_t = core.eval_jaxpr(jaxpr, consts, *t_leaves)
+  return tree_util.tree_unflatten(out_tree, [_to_array(t) for t in outs_t[:n]])
 
 
 @traceback_util.api_boundary
@@ -711,36 +719,44 @@ def vjp(fun, *primals, has_aux: bool = False):
   """
   leaves, in_tree, outs, linear, n, stores = _linearize_tree(fun, primals, has_aux)
   out_tree = stores["out_tree"]
-  out_avals = [core.get_aval(o) for o in outs[:n]]
-  in_avals = [core.get_aval(x).to_tangent_aval() for x in leaves]
-
-  def vjp_fun(ct):
-    ct_leaves, ct_tree = tree_util.tree_flatten(ct)
-    if ct_tree != out_tree:
-      raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match structure "
-                      f"of primal output {out_tree}.")
-    for aval, c in zip(out_avals, ct_leaves):
-      c_aval = core.get_aval(c)
-      expected = aval.to_tangent_aval()
-      if c_aval.shape != expected.shape:
-        raise ValueError(f"Shape of cotangent input to vjp pullback function {c_aval.shape} "
-                         "must be the same as the shape of corresponding primal input "
-                         f"{expected.shape}.")
-      if c_aval.dtype != expected.dtype:
-        raise ValueError(f"Type of cotangent input to vjp pullback function ({c_aval.dtype}) "
-                         "is not the expected tangent type for corresponding primal output of "
-                         f"type {aval.dtype}.")
-    undefined = [ad.UndefinedPrimal(a) for a in in_avals]
-    aux_cts = [ad.Zero(core.get_aval(a).to_tangent_aval()) for a in outs[n:]]
-    cts = ad.backward_pass(linear.jaxpr, linear.consts, undefined, [*ct_leaves, *aux_cts])
-    cts = [_to_array(ad.instantiate_zeros(c)) if a.dtype != dtypes.float0
-           else np.zeros(a.shape, dtypes.float0) for c, a in zip(cts, in_avals)]
-    return tree_util.tree_unflatten(in_tree, cts)
-
+  out_avals = tuple(core.get_aval(o) for o in outs[:n])
+  aux_avals = tuple(core.get_aval(a).to_tangent_aval() for a in outs[n:])
+  in_avals = tuple(core.get_aval(x).to_tangent_aval() for x in leaves)
+  # A tree_util.Partial over the residuals, as JAX's vjp function.
+  vjp_fun = tree_util.Partial(functools.partial(
+      _vjp_pullback, linear.jaxpr, in_avals, out_avals, aux_avals, in_tree, out_tree,
+      len(linear.consts)), *linear.consts)
   out = tree_util.tree_unflatten(out_tree, [_to_array(o) for o in outs[:n]])
   if has_aux:
     return out, vjp_fun, _aux_result(stores, [_primal_value(a) for a in outs[n:]])
   return out, vjp_fun
+
+
+def _vjp_pullback(jaxpr, in_avals, out_avals, aux_avals, in_tree, out_tree, n_consts, *args):
+  """The function `vjp` returns: ``args`` are the linear jaxpr's constants, then the
+  cotangent."""
+  consts, (ct,) = args[:n_consts], args[n_consts:]
+  ct_leaves, ct_tree = tree_util.tree_flatten(ct)
+  if ct_tree != out_tree:
+    raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match structure "
+                    f"of primal output {out_tree}.")
+  for aval, c in zip(out_avals, ct_leaves):
+    c_aval = core.get_aval(c)
+    expected = aval.to_tangent_aval()
+    if c_aval.shape != expected.shape:
+      raise ValueError(f"Shape of cotangent input to vjp pullback function {c_aval.shape} "
+                       "must be the same as the shape of corresponding primal input "
+                       f"{expected.shape}.")
+    if c_aval.dtype != expected.dtype:
+      raise ValueError(f"Type of cotangent input to vjp pullback function ({c_aval.dtype}) "
+                       "is not the expected tangent type for corresponding primal output of "
+                       f"type {aval.dtype}.")
+  undefined = [ad.UndefinedPrimal(a) for a in in_avals]
+  aux_cts = [ad.Zero(a) for a in aux_avals]
+  cts = ad.backward_pass(jaxpr, consts, undefined, [*ct_leaves, *aux_cts])
+  cts = [_to_array(ad.instantiate_zeros(c)) if a.dtype != dtypes.float0
+         else np.zeros(a.shape, dtypes.float0) for c, a in zip(cts, in_avals)]
+  return tree_util.tree_unflatten(in_tree, cts)
 
 
 def _check_input_dtype_grad(holomorphic: bool, allow_int: bool, x, name: str = "grad"):
