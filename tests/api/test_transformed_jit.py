@@ -1,6 +1,6 @@
 """Transforming an already-jitted function, then jitting the result (issue 12).
 
-`functools.wraps(jitted)(g)` copied the Jitted object's caches and function
+`functools.wraps(jitted)(g)` copied the PjitFunction object's caches and function
 onto `g`, so `jit(g)` ran the *inner* function: `jit(grad(jnp.sin))(0.5)`
 returned sin(0.5).
 """

@@ -573,3 +573,31 @@ def test_register_exclusion(tmp_path):
   finally:
     source_info._exclusions.remove(path)
     source_info._internal_cache.clear()
+
+
+def test_custom_jvp_equations_rebind_from_jax_bind_params():
+  # An interpreter re-binds an equation as JAX's do (equinox's finalise_jaxpr):
+  # `eqn.primitive.bind(*invals, **eqn.primitive.get_bind_params(eqn.params))`, where a
+  # custom_jvp_call's params carry `subfuns=(fun, jvp)`, WrappedFuns over all operands.
+  @xjax.custom_jvp
+  def f(x, y):
+    return jnp.sin(x) * y
+  f.defjvp(lambda p, t: (f(*p), 2.0 * t[0] + 3.0 * t[1]))
+
+  closed = xjax.make_jaxpr(lambda x: f(x, x * 2))(1.0)
+  (eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "custom_jvp_call"]
+  assert eqn.effects == frozenset()
+  params = eqn.primitive.get_bind_params(eqn.params)
+  fun, jvp = params["subfuns"]
+  assert isinstance(fun, lu.WrappedFun) and isinstance(jvp, lu.WrappedFun)
+  np.testing.assert_allclose(fun.call_wrapped(1.0, 2.0)[0], np.sin(1.0) * 2.0, rtol=1e-6)
+
+  def rebound(x):
+    return eqn.primitive.bind(x, x * 2, **params)[0]
+  for g in (rebound, xjax.jit(rebound)):
+    out, tangent = xjax.jvp(g, (1.0,), (1.0,))
+    np.testing.assert_allclose(out, np.sin(1.0) * 2.0, rtol=1e-6)
+    assert float(tangent) == 8.0  # the custom rule's, not sin's derivative
+  np.testing.assert_allclose(xjax.vmap(rebound)(jnp.ones(2)), [np.sin(1.0) * 2.0] * 2,
+                             rtol=1e-6)
+  assert float(xjax.grad(rebound)(1.0)) == 8.0

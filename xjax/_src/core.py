@@ -742,6 +742,11 @@ class JaxprEqn(NamedTuple):
   def replace(self, **kwargs) -> JaxprEqn:
     return self._replace(**kwargs)
 
+  @property
+  def effects(self) -> frozenset:
+    """The equation's side effects (JAX's ``JaxprEqn.effects``; see `eqn_effects`)."""
+    return eqn_effects(self)
+
 
 def eqn_effects(eqn: JaxprEqn) -> frozenset:
   """The side effects of one equation: its primitive's, or those of the jaxprs it holds."""

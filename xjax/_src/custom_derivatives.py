@@ -328,6 +328,42 @@ custom_jvp_call_p.def_lowering(_call_lowering)
 custom_jvp_call_p.pp_eqn = _pp_custom_call({"jvp_jaxpr_fun": "jvp"})
 
 
+def _custom_jvp_bind_params(params):
+  """JAX's form of the params to re-bind an equation with (`Primitive.get_bind_params`):
+  the function and its JVP rule as ``subfuns``, linear_util.WrappedFuns over all the
+  operands (constants included), instead of the jaxpr and the rule."""
+  from xjax._src import linear_util as lu  # beside the jax.extend surface, not below it
+  new = dict(params)
+  call_jaxpr, num_consts = new.pop("call_jaxpr"), new.pop("num_consts")
+  jvp = new.pop("jvp_jaxpr_fun")
+
+  def jvp_of_all_operands(*xs):
+    n = len(xs) // 2
+    return jvp(*xs[num_consts:n], *xs[n + num_consts:])
+  _copy_names(jvp, jvp_of_all_operands)
+  fun = lu.wrap_init(lambda *args: core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args))
+  new["subfuns"] = (fun, lu.wrap_init(jvp_of_all_operands))
+  return new
+
+
+def _custom_jvp_bind(*args, subfuns=None, **params):
+  """`bind`, also in JAX's form with ``subfuns=(fun, jvp)`` (see `_custom_jvp_bind_params`)."""
+  if subfuns is None:
+    return core.Primitive.bind(custom_jvp_call_p, *args, **params)
+  fun, jvp = subfuns
+  call_jaxpr = pe.trace_to_jaxpr(fun.call_wrapped, [core.get_aval(a) for a in args])
+
+  def jvp_flat(*primals_and_tangents):
+    return list(jvp.call_wrapped(*primals_and_tangents))
+  _copy_names(getattr(jvp, "f", jvp), jvp_flat)
+  return core.Primitive.bind(custom_jvp_call_p, *args, call_jaxpr=call_jaxpr,
+                             jvp_jaxpr_fun=jvp_flat, num_consts=0, **params)
+
+
+custom_jvp_call_p.get_bind_params = _custom_jvp_bind_params
+custom_jvp_call_p.bind = _custom_jvp_bind
+
+
 @custom_jvp_call_p.def_jvp
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp_jaxpr_fun, num_consts,
                          symbolic_zeros):

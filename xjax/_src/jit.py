@@ -495,7 +495,7 @@ _function_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _CACHE_SIZE = 4096
 
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses maxsize currsize last_miss")
-CacheInfo.__doc__ = """A jitted function's cache statistics (`Jitted.cache_info`): calls served
+CacheInfo.__doc__ = """A jitted function's cache statistics (`PjitFunction.cache_info`): calls served
 from the cache, calls that compiled, the bound, the entries held, and why the last miss
 missed."""
 
@@ -595,11 +595,12 @@ def _caches_for(fun, options) -> tuple:
   return caches
 
 
-class Jitted:
+class PjitFunction:
   """A function compiled with XLA on first call for each argument signature.
 
-  Returned by `xjax.jit`; call it like the function it wraps. `lower(*args)`
-  gives the StableHLO text, `trace(*args)` the jaxpr.
+  Returned by `xjax.jit` (JAX's type of the same name: libraries recognize jitted
+  functions by it); call it like the function it wraps. `lower(*args)` gives the
+  StableHLO text, `trace(*args)` the jaxpr.
 
   Its own state lives in slots, so `functools.wraps(jitted)(g)` (which every
   transformation does) copies only the wrapped function's attributes
@@ -1125,7 +1126,7 @@ class Jitted:
     return CacheInfo(cache.hits, cache.misses, _CACHE_SIZE, len(cache), cache.last_miss)
 
 
-traceback_util.register_boundary(Jitted.__call__.__code__)
+traceback_util.register_boundary(PjitFunction.__call__.__code__)
 
 
 class Traced(stages.Stage):
@@ -1492,7 +1493,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
       NotImplementedError.
 
   Returns:
-    A `Jitted` callable; usable as a decorator, with or without arguments.
+    A `PjitFunction` callable; usable as a decorator, with or without arguments.
 
   Raises:
     TypeError: `fun` is not callable; an argument is not an array type.
@@ -1512,7 +1513,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
   options = () if compiler_options is None else tuple(sorted(dict(compiler_options).items()))
 
   def wrap(f):
-    return Jitted(f, static_argnums, static_argnames, donate_argnums, donate_argnames,
+    return PjitFunction(f, static_argnums, static_argnames, donate_argnums, donate_argnames,
                   inline, keep_unused, device, options, in_shardings, out_shardings)
   if fun is None:
     return wrap

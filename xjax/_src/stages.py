@@ -2,7 +2,7 @@
 
 ``jit(f)`` is a `Wrapped`; ``jit(f).trace(*args)`` a `Traced` (the jaxpr),
 ``.lower()`` a `Lowered` (the StableHLO module), ``.compile()`` a `Compiled` (the
-executable). The three stage classes live in `xjax._src.jit` beside the `Jitted` object
+executable). The three stage classes live in `xjax._src.jit` beside the `PjitFunction` object
 that makes them; they derive from `Stage` here, which describes their arguments by
 `ArgInfo`s.
 """
