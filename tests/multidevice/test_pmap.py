@@ -125,3 +125,16 @@ def test_pmap_unbound_axis_name_error():
 def test_pmap_too_many_devices_error_names_the_device_count():
   with pytest.raises(ValueError, match="partitioned 8 times, but the dimension size is 9"):
     jax.pmap(lambda a: a)(np.ones(9, np.float32))
+
+
+def test_pmap_lower_and_compile_take_the_pmapped_arguments():
+  f = jax.pmap(lambda x, y: 2 * x + y["b"], in_axes=(0, None))
+  x = jnp.arange(8.0).reshape(4, 2)
+  y = {"b": jnp.float32(1.0)}
+  lowered = f.lower(x, y)
+  assert "stablehlo" in lowered.as_text()
+  compiled = lowered.compile()
+  np.testing.assert_array_equal(compiled(x, y), f(x, y))
+  np.testing.assert_array_equal(compiled(x + 1, y), 2 * (np.asarray(x) + 1) + 1)
+  with pytest.raises(TypeError, match="Argument types differ"):
+    compiled(x[:, :1], y)

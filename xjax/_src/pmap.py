@@ -84,7 +84,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     api._check_backend(backend)
   cache: dict = {}
 
-  def wrapped(*args, **kwargs):
+  def prepare(args, kwargs):
+    """``(jitted, leaves, eager, processes, in_axes_flat)`` of one call."""
     statics, dyn_args = _split_statics(fun, args, static_argnums)
     leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
     in_axes_flat = _in_axes_flat(in_axes, static_argnums, args, dyn_args, kwargs, in_tree)
@@ -113,17 +114,46 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
       jitted = cache[key] = _build(fun, axis_name, mesh_devices, in_tree, in_axes_flat,
                                    out_axes, static_argnums, statics,
                                    _donated_leaves(donate, dyn_args), eager)
+    if eager and processes == 1:
+      _check_divisible(leaves, in_axes_flat, len(mesh_devices), jitted.mesh, axis_name)
+    return jitted, leaves, eager, processes, in_axes_flat
+
+  def wrapped(*args, **kwargs):
+    jitted, leaves, eager, processes, in_axes_flat = prepare(args, kwargs)
     if eager and processes > 1:
       return _run_across_processes(jitted, leaves, in_axes_flat, axis_name)
-    if eager:
-      _check_divisible(leaves, in_axes_flat, len(mesh_devices), jitted.mesh, axis_name)
     return jitted(*leaves)
+
+  def lower(*args, **kwargs):
+    """The pmapped computation lowered for these arguments (`jax.stages.Lowered`); its
+    ``compile()`` is called with arguments like these."""
+    jitted, leaves, *_ = prepare(args, kwargs)
+    return _PmapStage(jitted.lower(*leaves), prepare)
 
   wrapped.__name__ = getattr(fun, "__name__", "pmap")
   wrapped.__qualname__ = getattr(fun, "__qualname__", wrapped.__name__)
   wrapped.__doc__ = getattr(fun, "__doc__", None)
   wrapped.__wrapped__ = fun
+  wrapped.lower = lower
   return wrapped
+
+
+class _PmapStage:
+  """A Lowered or Compiled stage of a pmapped function, taking the pmapped function's own
+  arguments (the jitted program inside takes their flattened leaves)."""
+
+  def __init__(self, stage, prepare):
+    self._stage, self._prepare = stage, prepare
+
+  def __getattr__(self, name):  # as_text, cost_analysis, in_tree, args_info, ...
+    return getattr(self._stage, name)
+
+  def compile(self, *args, **kwargs):
+    return _PmapStage(self._stage.compile(*args, **kwargs), self._prepare)
+
+  def __call__(self, *args, **kwargs):
+    _, leaves, *_ = self._prepare(args, kwargs)
+    return self._stage(*leaves)
 
 
 def _run_across_processes(jitted, leaves, in_axes_flat, axis_name):
