@@ -345,3 +345,14 @@ def test_vjp_and_linearize_functions_are_partials_over_their_residuals():
   np.testing.assert_allclose(returned(t)[0], want_jvp, rtol=1e-6)
   with pytest.raises(TypeError, match="Tree structure of cotangent input"):
     f_vjp((t, t))
+
+
+def test_instantiated_zero_tangents_keep_the_weak_type():
+  # As in JAX: the zero tangent of a weakly typed output (a Python scalar) is weak.
+  for run in (lambda f: f, xjax.jit):
+    _, t = run(lambda x: xjax.jvp(lambda x: 1.0, (x,), (x,)))(2.0)
+    assert t.dtype == jnp.float32 and t.weak_type and float(t) == 0.0
+  _, (t_x, t_c) = xjax.jvp(lambda x: (x, 1.0), (jnp.ones(2),), (jnp.ones(2),))
+  assert not t_x.weak_type and t_c.weak_type
+  _, t = xjax.jvp(lambda x: jnp.ones(3) * 2.0, (2.0,), (1.0,))
+  assert not t.weak_type  # a strongly typed output's zero stays strong

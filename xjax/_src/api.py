@@ -584,7 +584,8 @@ def _to_array(x):
   trace = core.trace_ctx.trace
   if isinstance(trace, pe.DynamicJaxprTrace) and pe.is_literalable(x):
     return trace.to_jaxpr_tracer(x)  # staged as a literal (a zero gradient prints 0.0:f32[])
-  return dispatch.device_put_value(np.asarray(x) if not isinstance(x, (int, float, complex, bool)) else x)
+  keep = isinstance(x, (int, float, complex, bool, np.ndarray))  # a weak constant stays weak
+  return dispatch.device_put_value(x if keep else np.asarray(x))
 
 
 def _check_tangent(p, t):

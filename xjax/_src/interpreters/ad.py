@@ -49,10 +49,14 @@ class Zero:
 def zeros_like_aval(aval: core.ShapedArray):
   """A zero of `aval`: a host constant (float0 zeros for integer tangents), or under a
   trace, as JAX stages one, a broadcast of a scalar zero literal."""
+  zero = np.zeros((), aval.dtype)
+  if aval.weak_type:  # the zero tangent of a weakly typed value is weak too, as in JAX
+    from xjax._src.lax import elementwise  # above ad in the layering
+    zero = elementwise.convert_element_type(zero, aval.dtype, weak_type=True)
   if not aval.shape or aval.dtype == dtypes.float0 or core.trace_ctx.trace is core.eval_trace:
-    return np.zeros(aval.shape, aval.dtype)
+    return zero if not aval.shape else np.broadcast_to(zero, aval.shape)
   from xjax._src.lax import structural  # above ad in the layering
-  return structural.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
+  return structural.broadcast_in_dim(zero, aval.shape, ())
 
 
 def instantiate_zeros(t):
