@@ -138,3 +138,12 @@ def test_pmap_lower_and_compile_take_the_pmapped_arguments():
   np.testing.assert_array_equal(compiled(x + 1, y), 2 * (np.asarray(x) + 1) + 1)
   with pytest.raises(TypeError, match="Argument types differ"):
     compiled(x[:, :1], y)
+
+
+def test_pmap_takes_arrays_laid_out_over_another_mesh():
+  # As JAX's pmap: an input sharded over another mesh of the devices (another axis name)
+  # is moved onto pmap's own.
+  mesh = jax.sharding.Mesh(np.array(jax.devices()[:4]), ("other",))
+  x = jax.device_put(np.arange(8.0).reshape(4, 2), NamedSharding(mesh, P("other")))
+  out = jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(x)
+  np.testing.assert_array_equal(out, np.broadcast_to(np.arange(8.0).reshape(4, 2).sum(0), (4, 2)))

@@ -116,6 +116,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                                    _donated_leaves(donate, dyn_args), eager)
     if eager and processes == 1:
       _check_divisible(leaves, in_axes_flat, len(mesh_devices), jitted.mesh, axis_name)
+      leaves = _onto_mesh(leaves, jitted.mesh, in_axes_flat, axis_name)
     return jitted, leaves, eager, processes, in_axes_flat
 
   def wrapped(*args, **kwargs):
@@ -154,6 +155,19 @@ class _PmapStage:
   def __call__(self, *args, **kwargs):
     _, leaves, *_ = self._prepare(args, kwargs)
     return self._stage(*leaves)
+
+
+def _onto_mesh(leaves, mesh, in_axes_flat, axis_name) -> list:
+  """The leaves, those laid out over another mesh (another axis name over the devices, as
+  from an earlier device_put) moved onto pmap's own, as JAX's pmap takes any input."""
+  from xjax._src.api import device_put  # api sits above pmap
+  out = []
+  for x, ax in zip(leaves, in_axes_flat):
+    sharding = getattr(x, "sharding", None) if not isinstance(x, core.Tracer) else None
+    if isinstance(sharding, NamedSharding) and sharding.mesh != mesh:
+      x = device_put(x, NamedSharding(mesh, _axis_spec(axis_name, ax)))
+    out.append(x)
+  return out
 
 
 def _run_across_processes(jitted, leaves, in_axes_flat, axis_name):
