@@ -356,3 +356,25 @@ def test_instantiated_zero_tangents_keep_the_weak_type():
   assert not t_x.weak_type and t_c.weak_type
   _, t = xjax.jvp(lambda x: jnp.ones(3) * 2.0, (2.0,), (1.0,))
   assert not t.weak_type  # a strongly typed output's zero stays strong
+
+
+def test_integer_inputs_are_unperturbed_under_linearize_and_jvp():
+  # As in JAX: an integer input's float0 tangent is a symbolic zero, so a custom_vjp
+  # forward rule (symbolic_zeros=True) sees it unperturbed.
+  seen = []
+
+  @xjax.custom_vjp
+  def f(x, n):
+    return x * 2.0
+
+  def fwd(x, n):
+    seen.append((x.perturbed, n.perturbed))
+    return f(x.value, n.value), None
+  f.defvjp(fwd, lambda res, g: (g * 2.0, None), symbolic_zeros=True)
+  out, f_jvp = xjax.linearize(f, 1.0, 3)
+  assert seen == [(True, False)] and float(out) == 2.0
+  with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):  # JAX's too
+    f_jvp(1.0, np.zeros((), xjax.dtypes.float0))
+  seen.clear()
+  assert float(xjax.grad(f)(1.0, 3)) == 2.0 and seen == [(True, False)]
+  assert jnp.zeros((2,), xjax.dtypes.float0).dtype == xjax.dtypes.float0

@@ -185,10 +185,19 @@ class JVPTrace(core.Trace):
     return JVPTracer(self, primal, tangent)
 
 
+def maybe_jvp_tracer(trace, primal, tangent):
+  """`primal` with `tangent` under `trace`; as in JAX, a symbolically zero or float0 tangent
+  (of an integer or boolean input) leaves the primal untraced, so it counts as unperturbed
+  (a custom_vjp rule sees ``perturbed=False``)."""
+  if type(tangent) is Zero or core.get_aval(tangent).dtype == dtypes.float0:
+    return primal
+  return JVPTracer(trace, primal, tangent)
+
+
 def jvp_flat(fun, primals, tangents, tag=None):
   """Runs `fun` (flat list in, flat list out) forward with tangents; returns (primals_out, tangents_out)."""
   trace = JVPTrace(core.current_trace(), tag)
-  tracers = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+  tracers = [maybe_jvp_tracer(trace, p, t) for p, t in zip(primals, tangents)]
   with core.set_current_trace(trace):
     try:
       outs = fun(*tracers)
@@ -230,7 +239,7 @@ def linearize_flat(fun, primals):
   pe_trace = pe.PartialEvalTrace(core.current_trace())
   tangents_in = [pe_trace.new_arg(core.get_aval(p).to_tangent_aval()) for p in primals]
   jvp_trace = JVPTrace(pe_trace, is_linearize=True)
-  tracers = [JVPTracer(jvp_trace, p, t) for p, t in zip(primals, tangents_in)]
+  tracers = [maybe_jvp_tracer(jvp_trace, p, t) for p, t in zip(primals, tangents_in)]
   with core.set_current_trace(jvp_trace):
     try:
       outs = fun(*tracers)

@@ -230,6 +230,8 @@ def _canonical_shape(shape):
 
 
 def _fill(shape, fill_value, dtype, weak: bool, device=None):
+  if dtype is not None and np.dtype(dtype) == dtypes.float0:
+    return np.zeros(tuple(shape), dtypes.float0)  # float0 has no values: a host array, as JAX
   value = lax.convert_element_type(fill_value, dtype, weak_type=weak)
   if isinstance(value, np.ndarray) and core.current_trace() is core.eval_trace:
     # Eagerly, a host fill value is baked into a cached executable: no transfer per call.
