@@ -345,6 +345,10 @@ def test_vjp_and_linearize_functions_are_partials_over_their_residuals():
   np.testing.assert_allclose(returned(t)[0], want_jvp, rtol=1e-6)
   with pytest.raises(TypeError, match="Tree structure of cotangent input"):
     f_vjp((t, t))
+  with pytest.raises(TypeError, match="must be called with a single argument"):
+    f_vjp(t, t)
+  with pytest.raises(TypeError, match="missing 1 required positional argument"):
+    f_vjp()
 
 
 def test_instantiated_zero_tangents_keep_the_weak_type():

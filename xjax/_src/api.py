@@ -736,7 +736,17 @@ def vjp(fun, *primals, has_aux: bool = False):
 def _vjp_pullback(jaxpr, in_avals, out_avals, aux_avals, in_tree, out_tree, n_consts, *args):
   """The function `vjp` returns: ``args`` are the linear jaxpr's constants, then the
   cotangent."""
-  consts, (ct,) = args[:n_consts], args[n_consts:]
+  consts, cts = args[:n_consts], args[n_consts:]
+  if len(cts) != 1:
+    if not cts:
+      raise TypeError("VJP.__call__() missing 1 required positional argument: 'out_ct'")
+    raise TypeError(
+        f"The function returned by `jax.vjp` was called with {len(cts)} arguments, but "
+        "functions returned by `jax.vjp` must be called with a single argument corresponding "
+        "to the single value returned by the function being differentiated (even if that "
+        "returned value is a tuple or other container): call it with the tuple, "
+        "`f_vjp((a, b))`, not `f_vjp(a, b)`.")
+  (ct,) = cts
   ct_leaves, ct_tree = tree_util.tree_flatten(ct)
   if ct_tree != out_tree:
     raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match structure "
