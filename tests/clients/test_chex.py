@@ -14,6 +14,7 @@ from tests.clients.harness import (assert_matches, golden, require, assert_suite
 
 SAMPLE = [
     "chex/_src/asserts_internal_test.py",
+    "chex/_src/asserts_test.py",
     "chex/_src/dataclass_test.py",
     "chex/_src/dimensions_test.py",
     "chex/_src/variants_test.py",

@@ -20,6 +20,9 @@ SAMPLE = [
     "optax/_src/sharding_test.py",
     "optax/_src/update_test.py",
     "optax/contrib/_complex_valued_test.py",
+    "optax/transforms/_freezing_test.py",
+    "optax/tree_utils/_random_test.py",
+    "optax/tree_utils/_state_utils_test.py",
 ]
 
 
