@@ -6,6 +6,7 @@ Run with the reference virtualenv (never with xjax's):
 
     .venv-jax/bin/python tools/record_jax_names.py
 """
+import __future__
 import importlib
 import json
 import os
@@ -41,7 +42,9 @@ OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 
 
 def _public(obj) -> list[str]:
-  return sorted(n for n in dir(obj) if not n.startswith("_"))
+  # Not `from __future__ import annotations`'s feature object, which modules leak as a name.
+  return sorted(n for n in dir(obj) if not n.startswith("_")
+                and not isinstance(getattr(obj, n, None), __future__._Feature))
 
 
 def main():
@@ -67,9 +70,16 @@ def main():
                "scipy.interpolate", "scipy.ndimage", "scipy.optimize", "scipy.signal",
                "scipy.sparse", "scipy.sparse.linalg", "scipy.spatial.transform", "scipy.stats"):
     names[f"jax.{name}"] = _public(importlib.import_module(f"jax.{name}"))
-  # The support modules (issue 22).
-  for name in ("stages", "monitoring", "api_util", "tree_util", "errors"):
+  # The support modules and the extension surface (issue 22).
+  for name in ("stages", "monitoring", "api_util", "tree_util", "errors", "core",
+               "custom_derivatives", "dtypes", "typing", "random", "sharding", "debug",
+               "extend", "extend.core", "extend.core.primitives", "extend.backend",
+               "extend.linear_util", "extend.mlir", "extend.random",
+               "extend.source_info_util", "interpreters.ad", "interpreters.batching",
+               "interpreters.partial_eval", "interpreters.mlir", "interpreters.xla"):
     names[f"jax.{name}"] = _public(importlib.import_module(f"jax.{name}"))
+  # The top level's own names: its submodules appear in dir(jax) only once imported.
+  names["jax"] = [n for n in _public(jax) if not isinstance(getattr(jax, n), types.ModuleType)]
   for name in names["jax.scipy.stats"]:
     member = getattr(jax.scipy.stats, name)
     if isinstance(member, types.ModuleType):

@@ -10,3 +10,5 @@ from xjax._src.linear_util import (
     transformation_with_aux2 as transformation_with_aux2,
     wrap_init as wrap_init,
 )
+
+from collections.abc import Callable as Callable  # noqa: E402 - JAX's module re-exports it

@@ -4,6 +4,7 @@
 avals (`PartialVal`s): what depends only on known values is computed now, the
 rest is staged into a jaxpr. `trace_to_jaxpr_dynamic` stages the whole function.
 """
+import typing as _typing
 from xjax._src import core as _core
 from xjax._src import linear_util as _lu
 from xjax._src.interpreters import partial_eval as _pe
@@ -111,3 +112,6 @@ def dce_jaxpr(jaxpr: _core.Jaxpr, used_outputs, instantiate=False):
   if isinstance(used_outputs, bool):
     used_outputs = [used_outputs] * len(jaxpr.outvars)
   return _pe.dce_jaxpr(jaxpr, list(used_outputs), instantiate)
+
+
+Val = _typing.Any  # a value partial evaluation computes with (`partial_eval.Val`)

@@ -40,3 +40,4 @@ from xjax._src.core import (
 from xjax._src.effects import Effect as Effect
 from xjax._src.interpreters.partial_eval import DebugInfo as DebugInfo
 from xjax.extend.core import primitives as primitives
+from xjax._src.errors import InconclusiveDimensionOperation as InconclusiveDimensionOperation
