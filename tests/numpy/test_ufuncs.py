@@ -388,3 +388,32 @@ def test_jit_matches_eager_for_python_scalars():
   f = xjax.jit(lambda x, y: jnp.maximum(x, y) * jnp.float32(2))
   out = f(1, 2.5)
   assert out.dtype == np.float32 and not out.weak_type and float(out) == 5.0
+
+
+@pytest.mark.parametrize("name, base", [("logaddexp", np.e), ("logaddexp2", 2.0)])
+def test_logaddexp_derivatives_are_smooth_at_ties_and_finite_at_infinities(name, base):
+  # d/dx log_b(b**x + b**y) = b**(x - out): 1/2 each where x == y. The stable formula's max
+  # and abs have kinks there; differentiating through them gave (0, 1) and a zero
+  # gradient for softplus at 0 (optax's L-BFGS on a logistic loss never moved).
+  fn = getattr(jnp, name)
+  grad = xjax.grad(fn, argnums=(0, 1))
+  for x, y in [(0.0, 0.0), (1.5, 1.5), (-3.0, -3.0), (1.0, 3.0), (2.0, -1.0)]:
+    out = np.log(base ** x + base ** y) / np.log(base)
+    want = (base ** (x - out), base ** (y - out))
+    np.testing.assert_allclose(grad(x, y), want, rtol=1e-5)
+    np.testing.assert_allclose(xjax.jit(grad)(x, y), want, rtol=1e-5)
+  # At infinities, JAX's rule (+inf replaced by 0 in the exponent) gives these finite values.
+  np.testing.assert_allclose(grad(1.0, np.inf), (base ** 1.0, 1.0), rtol=1e-6)
+  np.testing.assert_allclose(grad(1.0, -np.inf), (1.0, 0.0))
+  assert float(xjax.grad(xjax.nn.softplus)(0.0)) == 0.5
+  np.testing.assert_allclose(xjax.vmap(xjax.grad(xjax.nn.softplus))(jnp.zeros(3)), [0.5] * 3)
+  assert "custom_jvp_call" in str(xjax.make_jaxpr(fn)(1.0, 2.0))  # as JAX's jaxpr
+
+
+def test_jaxprs_print_python_scalars_as_given():
+  # JAX prints a weak literal made from a Python scalar as that scalar (0.1, 1.0 for
+  # the int 1 in a float op), not its float32 value (0.10000000149011612).
+  text = str(xjax.make_jaxpr(lambda x: (x * 0.1 + 1) * (1 / 3))(1.0))
+  assert "0.1:f32[]" in text and "1.0:f32[]" in text and "0.3333333333333333:f32[]" in text
+  assert "0.30000001192092896:f32[]" in str(
+      xjax.make_jaxpr(lambda x: x * jnp.float32(0.3))(1.0))  # a NumPy value: its own value

@@ -714,6 +714,16 @@ class DropVar(Var):
   __slots__ = ()
 
 
+def _literal_text(val) -> str:
+  """A scalar literal's value as JAX prints it: a Python scalar as given (``0.1``, where
+  its float32 value would print 0.10000000149011612), else the stored value."""
+  value = np.asarray(val)
+  py = getattr(val, "_py", None)  # a weak constant made from a Python scalar, as its kind
+  if py is not None:
+    return str({"f": float, "c": complex, "b": bool}.get(value.dtype.kind, int)(py))
+  return str(value.item())
+
+
 class Literal:
   """A scalar constant appearing inline in a jaxpr, printed ``1.0:f32[]``."""
   __slots__ = ("val", "aval")
@@ -728,7 +738,7 @@ class Literal:
   def pretty(self) -> str:
     if np.shape(self.val):
       return f"[...]:{self.aval.str_short(True)}"
-    return f"{np.asarray(self.val).item()}:{self.aval.str_short(True)}"
+    return f"{_literal_text(self.val)}:{self.aval.str_short(True)}"
 
 
 class JaxprEqn(NamedTuple):

@@ -814,7 +814,9 @@ def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
     # Constants are converted on the host, so they stay literals in jaxprs.
     value = _host_convert(operand, new_dtype)
     aval = core.ShapedArray(np.shape(value), new_dtype, weak_type)
-    return _WeakConst(value, aval) if weak_type else value
+    if not weak_type:
+      return value
+    return _WeakConst(value, aval, operand if type(operand) in _PY_SCALARS else None)
   aval = core.get_aval(operand)
   if aval.dtype == new_dtype and aval.weak_type == weak_type:
     return operand
@@ -852,15 +854,17 @@ def _host_convert(x, new_dtype):
 
 
 class _WeakConst(np.ndarray):
-  """A host constant that remembers it is weakly typed (a converted Python scalar)."""
+  """A host constant that remembers it is weakly typed (a converted Python scalar), and
+  that scalar (`_py`), which a jaxpr prints as JAX does (``0.1:f32[]``)."""
 
-  def __new__(cls, value, aval):
+  def __new__(cls, value, aval, py=None):
     obj = np.asarray(value).view(cls)
-    obj._aval = aval
+    obj._aval, obj._py = aval, py
     return obj
 
   def __array_finalize__(self, obj):
     self._aval = getattr(obj, "_aval", None)
+    self._py = None  # a derived array (x == 0, x[1:]) is not the Python scalar
 
 
 def _weak_const_aval(x):

@@ -13,6 +13,7 @@ import operator
 import numpy as np
 
 from xjax._src import dtypes
+from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import structural as lax_structural
@@ -504,18 +505,63 @@ def fmin(x1, x2, /):
 @_ufunc("logaddexp", "log(exp(x) + exp(y)), computed stably", 2)
 def logaddexp(x1, x2, /):
   x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+  return _logaddexp(x1, x2)
+
+
+def _stable_logaddexp(x1, x2, exp, scale):
+  """``amax + log1p(exp(-|x1 - x2|)) * scale``: exp/scale (e, 1) or (2, 1/ln 2)."""
   amax = lax.max(x1, x2)
   if _is_complex(x1):
     # log(e**a + e**b) = amax + log1p(e**(min - amax)), with min - amax = a + b - 2 amax.
     delta = lax.sub(lax.add(x1, x2), lax.mul(amax, const_like(amax, 2)))
-    out = lax.add(amax, lax.log1p(lax.exp(delta)))
-    return lax.complex(lax.real(out), _wrap_between(lax.imag(out), np.pi))
+    out = lax.add(amax, _scaled(lax.log1p(exp(delta)), scale))
+    return lax.complex(lax.real(out), _wrap_between(lax.imag(out), np.pi * scale))
   delta = lax.sub(x1, x2)
   # Where delta is NaN (NaN inputs, or infinities of one sign) the answer is x1 + x2.
   is_nan = lax.ne(delta, delta)
   nan_case = lax.add(x1, x2)
-  return lax.select_n(is_nan, lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))),
-                      nan_case)
+  log_sum = lax.add(amax, _scaled(lax.log1p(exp(lax.neg(lax.abs(delta)))), scale))
+  return lax.select_n(is_nan, log_sum, nan_case)
+
+
+def _scaled(x, scale):
+  return x if scale == 1 else lax.mul(float(scale), x)  # a weak constant, as JAX's _const
+
+
+def _replace_inf(x):
+  """`x` with +inf (of the real part) replaced by 0: keeps the JVP finite at infinities."""
+  re_x = lax.real(x) if _is_complex(x) else x
+  return lax.select_n(lax.eq(re_x, const_like(re_x, np.inf)), x, lax_structural.full_like(x, 0))
+
+
+def _logaddexp_rule(name, exp, fn):
+  # As JAX: d/dx log(exp(x) + exp(y)) = exp(x - out), so at ties (x == y, where the stable
+  # formula's max and abs have kinks) each side gets 1/2, and infinities stay finite.
+  def jvp(primals, tangents):
+    (x1, x2), (t1, t2) = primals, tangents
+    out = fn(x1, x2)
+    weight = lambda x: exp(lax.sub(_replace_inf(x), _replace_inf(out)))
+    return out, lax.add(lax.mul(t1, weight(x1)), lax.mul(t2, weight(x2)))
+  jvp.__name__ = jvp.__qualname__ = name
+  return jvp
+
+
+def logaddexp_impl(x1, x2):
+  return _stable_logaddexp(x1, x2, lax.exp, 1)
+
+
+def logaddexp2_impl(x1, x2):
+  return _stable_logaddexp(x1, x2, lax.exp2, 1 / np.log(2))
+
+
+logaddexp_impl.__name__ = logaddexp_impl.__qualname__ = "logaddexp"
+logaddexp2_impl.__name__ = logaddexp2_impl.__qualname__ = "logaddexp2"
+_logaddexp = custom_jvp(logaddexp_impl)
+_logaddexp2 = custom_jvp(logaddexp2_impl)
+_logaddexp_jvp = _logaddexp_rule("_logaddexp_jvp", lax.exp, _logaddexp)
+_logaddexp2_jvp = _logaddexp_rule("_logaddexp2_jvp", lax.exp2, _logaddexp2)
+_logaddexp.defjvp(_logaddexp_jvp)
+_logaddexp2.defjvp(_logaddexp2_jvp)
 
 
 def _wrap_between(x, bound):
@@ -684,9 +730,7 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  #
 @_ufunc("logaddexp2", "log2(2**x + 2**y), computed stably", 2)
 def logaddexp2(x1, x2, /):
   x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
-  ln2 = const_like(x1, np.log(2))
-  # log2(2**a + 2**b) = logaddexp(a ln 2, b ln 2) / ln 2
-  return lax.div(logaddexp(lax.mul(x1, ln2), lax.mul(x2, ln2)), ln2)
+  return _logaddexp2(x1, x2)
 
 
 @jit(static_argnames=("deg",), inline=True)
