@@ -81,3 +81,13 @@ def test_softmax_gradients():
               modes=("fwd", "rev"))
   check_grads(lambda x: nn.logsumexp(x), (np.array([0.3, -0.2, 1.1], np.float32),), order=2,
               modes=("rev",))
+
+
+def test_relu_and_relu6_have_zero_gradient_at_their_kinks():
+  # As JAX's custom JVPs (not the 1/2 that max/min give at ties).
+  for fn, kinks in [(xjax.nn.relu, [0.0]), (xjax.nn.relu6, [0.0, 6.0])]:
+    for k in kinks:
+      assert float(xjax.grad(fn)(k)) == 0.0
+    np.testing.assert_array_equal(xjax.vmap(xjax.grad(fn))(jnp.array([-1.0, 3.0, 7.0])),
+                                  [0.0, 1.0, 0.0 if fn is xjax.nn.relu6 else 1.0])
+  np.testing.assert_allclose(xjax.grad(xjax.nn.hard_silu)(jnp.inf), 1.0)  # JAX's value

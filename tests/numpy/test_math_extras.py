@@ -411,3 +411,12 @@ def test_isreal_weak_and_isrealobj():
   assert not bool(jnp.iscomplex(1.0))
   assert jnp.isrealobj(1) is True and jnp.isrealobj(jnp.ones(2, np.complex64)) is False
   assert jnp.isrealobj(np.array([1j])) is False
+
+
+def test_i0_and_frexp_derivatives_follow_jax_rules():
+  assert float(xjax.grad(jnp.i0)(0.0)) == 0.0  # exactly, as JAX's rule
+  np.testing.assert_allclose(xjax.grad(jnp.i0)(1.0), 0.5651591, rtol=1e-5)  # I1(1)
+  (m, e), (dm, de) = xjax.jvp(jnp.frexp, (3.0,), (1.0,))
+  assert (float(m), int(e), float(dm)) == (0.75, 2, 0.25) and de.dtype == xjax.dtypes.float0
+  np.testing.assert_allclose(xjax.jit(xjax.grad(lambda x: jnp.frexp(x)[0]))(jnp.float32(12.0)),
+                             1 / 16)

@@ -29,9 +29,14 @@ def relu(x):
 relu.defjvps(lambda g, ans, x: jnp.where(x > 0, g, jnp.zeros_like(g)))
 
 
+@custom_jvp
+@jit
 def relu6(x):
-  """min(max(x, 0), 6) (mirrors `jax.nn.relu6`)."""
+  """min(max(x, 0), 6), with gradient 0 at x = 0 and x = 6 (mirrors `jax.nn.relu6`)."""
   return jnp.minimum(jnp.maximum(x, 0), 6.)
+
+
+relu6.defjvps(lambda g, ans, x: jnp.where((x > 0) & (x < 6), g, jnp.zeros_like(g)))
 
 
 def sigmoid(x):

@@ -12,6 +12,8 @@ import operator
 import numpy as np
 
 from xjax._src import dtypes
+from xjax._src.api import jvp
+from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.jit import jit
 from xjax._src.lax.control_flow import loops
 from xjax._src.lax import elementwise as lax
@@ -167,8 +169,12 @@ def frexp(x, /):
   if _is_complex(x):
     raise TypeError("frexp does not support complex-valued inputs")
   (x,) = promote_dtypes_inexact(x)
+  return _frexp(lax.convert_element_type(x, dtype_of(x)))
+
+
+@custom_jvp
+def _frexp(x):
   dtype = dtype_of(x)
-  x = lax.convert_element_type(x, dtype)
   info = dtypes.finfo(dtype)
   int_t = _int_type(dtype)
   # Subnormals are scaled into the normal range first, and the exponent corrected.
@@ -191,6 +197,15 @@ def frexp(x, /):
   special = lax.bitwise_or(lax.eq(x, const_like(x, 0)), lax.bitwise_not(lax.is_finite(x)))
   return (where_(special, x, mantissa),
           where_(special, creation.zeros_like(exponent), exponent))
+
+
+@_frexp.defjvp
+def _frexp_jvp(primals, tangents):
+  # As JAX: the mantissa moves as x / 2**exponent (the exponent is locally constant).
+  (x,), (t,) = primals, tangents
+  mantissa, exponent = _frexp(x)
+  scale = ufuncs.exp2(lax.neg(lax.convert_element_type(exponent, dtype_of(t))))
+  return (mantissa, exponent), (lax.mul(t, scale), np.zeros(np.shape(exponent), dtypes.float0))
 
 
 @jit
@@ -718,6 +733,11 @@ def i0(x):
   (x,) = promote_args_inexact("i0", x)
   if _is_complex(x):
     raise ValueError(f"Unsupported input type to jax.numpy.i0: {dtype_of(x)}")
+  return _i0(x)
+
+
+@custom_jvp
+def _i0(x):
   ax = ufuncs.absolute(x)
   small = ufuncs.less_equal(ax, 8)
   # exp(-|x|) I0(|x|) by Chebyshev series on [0, 8] and (8, inf).
@@ -726,6 +746,14 @@ def i0(x):
   far = ufuncs.divide(_chbevl(ufuncs.subtract(ufuncs.divide(32, safe), 2), _I0_B),
                       ufuncs.sqrt(safe))
   return ufuncs.multiply(ufuncs.exp(ax), where_(small, near, far))
+
+
+@_i0.defjvp
+def _i0_jvp(primals, tangents):
+  # As JAX: exactly 0 at x = 0 (I0 is even), where the series through |x| leaves rounding.
+  out, t_out = jvp(_i0.fun, primals, tangents)
+  return out, where_(lax.eq(primals[0], const_like(primals[0], 0)), creation.zeros_like(t_out),
+                     t_out)
 
 
 # ----------------------------------------------------------------------------
