@@ -495,9 +495,9 @@ _function_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _CACHE_SIZE = 4096
 
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses maxsize currsize last_miss")
-CacheInfo.__doc__ = """A jitted function's cache statistics (`PjitFunction.cache_info`): calls served
-from the cache, calls that compiled, the bound, the entries held, and why the last miss
-missed."""
+CacheInfo.__doc__ = """A jitted function's cache statistics (`PjitFunction.cache_info`):
+calls served from the cache, calls that compiled, the bound, the entries held, and why the
+last miss missed."""
 
 
 class _ExecutableCache(collections.OrderedDict):

@@ -9,9 +9,11 @@ Design (see also ``xjax/random.py``):
   transformations it is a pytree node whose one child is the key data, so keys
   pass through `jit` (arguments and results), `vmap`, `lax.scan` carries and
   every other pytree-based API with no special cases; to users
-  (`xjax.tree_util`) it is a leaf, as in JAX. Its dtype is the extended dtype `KeyTy` (``key<fry>``,
-  a subdtype of ``xjax.dtypes.prng_key``); indexing and reshaping act on the
-  leading (key) axes of the data.
+  (`xjax.tree_util`) it is a leaf, as in JAX. Its dtype is the extended dtype
+  `KeyTy` (``key<fry>``, a subdtype of ``xjax.dtypes.prng_key``); indexing and
+  reshaping act on the leading (key) axes of the data. The structural primitives
+  (reshape, slicing, gather, scatter, select_n, ...) take key arrays through
+  `_binds_key_arrays`, so jnp and lax functions built on them work on keys.
 * Four primitives act on key data with any number of leading key axes:
   ``random_seed``, ``random_split``, ``random_fold_in`` and ``random_bits``.
   Their lowerings trace the threefry functions of ``threefry.py`` at the
