@@ -80,6 +80,7 @@ from xjax import lax as lax
 from xjax import lib as lib
 from xjax import nn as nn
 from xjax import numpy as numpy
+from xjax import ops as ops
 from xjax import random as random
 from xjax import sharding as sharding
 from xjax import stages as stages
