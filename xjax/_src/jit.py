@@ -127,19 +127,7 @@ def _jvp_jaxpr_cached(jaxpr, nonzeros):
   per = _jvp_jaxprs.setdefault(jaxpr, {})
   if nonzeros not in per:
     closed = _discharge_internal_refs(jaxpr)
-    avals = closed.in_avals
-    out_nonzeros = []
-
-    def fun(*args):
-      primals, tangent_args = args[:len(avals)], iter(args[len(avals):])
-      tangents = [next(tangent_args) if nz else ad.Zero(a.to_tangent_aval())
-                  for a, nz in zip(avals, nonzeros)]
-      outs_p, outs_t = ad.jvp_flat(core.jaxpr_as_fun(closed), primals, tangents)
-      out_nonzeros[:] = [type(t) is not ad.Zero for t in outs_t]
-      return [*outs_p, *(t for t in outs_t if type(t) is not ad.Zero)]
-
-    tangent_avals = [a.to_tangent_aval() for a, nz in zip(avals, nonzeros) if nz]
-    per[nonzeros] = (pe.trace_to_jaxpr(fun, [*avals, *tangent_avals]), tuple(out_nonzeros))
+    per[nonzeros] = ad.jvp_jaxpr_nonzeros(closed, nonzeros, [False] * len(closed.out_avals))
   return per[nonzeros]
 
 

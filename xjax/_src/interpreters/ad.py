@@ -213,17 +213,30 @@ def jvp_flat(fun, primals, tangents, tag=None):
 
 def jvp_jaxpr(closed: core.ClosedJaxpr, nonzeros) -> core.ClosedJaxpr:
   """The jaxpr computing (primals_out..., tangents_out...) from (primals..., nonzero tangents...)."""
+  return jvp_jaxpr_nonzeros(closed, nonzeros, [True] * len(closed.out_avals))[0]
+
+
+def jvp_jaxpr_nonzeros(closed: core.ClosedJaxpr, nonzeros, instantiate):
+  """The jvp of `closed`: (primals..., nonzero tangents...) -> (primals..., nonzero tangents...).
+
+  `instantiate` (one bool per output) forces an output tangent to be present; the others
+  are present only where a nonzero input tangent reaches them (JAX's ``jvp_jaxpr(...,
+  instantiate)``). Returns (jaxpr, out_nonzeros).
+  """
   avals = closed.in_avals
   tangent_avals = [a.to_tangent_aval() for a, nz in zip(avals, nonzeros) if nz]
+  out_nz = []
 
   def fun(*args):
     primals, tangent_args = args[:len(avals)], iter(args[len(avals):])
     tangents = [next(tangent_args) if nz else Zero(a.to_tangent_aval())
                 for a, nz in zip(avals, nonzeros)]
     outs_p, outs_t = jvp_flat(core.jaxpr_as_fun(closed), primals, tangents)
-    return [*outs_p, *map(instantiate_zeros, outs_t)]
+    out_nz[:] = [type(t) is not Zero or inst for t, inst in zip(outs_t, instantiate)]
+    return [*outs_p, *(instantiate_zeros(t) for t, nz in zip(outs_t, out_nz) if nz)]
 
-  return pe.trace_to_jaxpr(fun, [*avals, *tangent_avals])
+  # Constants it captures (instantiated zeros) are host values: they stay in the ClosedJaxpr.
+  return pe.trace_to_jaxpr(fun, [*avals, *tangent_avals]), out_nz
 
 
 # ----------------------------------------------------------------------------

@@ -23,7 +23,6 @@ from xjax._src import source_info
 from xjax._src import tree_util
 from xjax._src.api_util import flatten_fun_nokwargs, fun_signature
 from xjax._src.config import config
-from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.lax.structural import broadcast_in_dim
 
@@ -282,28 +281,6 @@ def join_consts(jaxprs, consts_lists):
 
 # ----------------------------------------------------------------------------
 # Transformed jaxprs
-
-
-def jvp_jaxpr(closed: core.ClosedJaxpr, nonzeros, instantiate):
-  """The jvp of `closed`: (primals..., nonzero tangents...) -> (primals..., nonzero tangents...).
-
-  `instantiate` (one bool per output) forces an output tangent to be present.
-  Returns (jaxpr, out_nonzeros).
-  """
-  avals = closed.in_avals
-  tangent_avals = [a.to_tangent_aval() for a, nz in zip(avals, nonzeros) if nz]
-  out_nz = []
-
-  def fun(*args):
-    primals, tangent_args = args[:len(avals)], iter(args[len(avals):])
-    tangents = [next(tangent_args) if nz else ad.Zero(a.to_tangent_aval())
-                for a, nz in zip(avals, nonzeros)]
-    outs_p, outs_t = ad.jvp_flat(core.jaxpr_as_fun(closed), primals, tangents)
-    out_nz[:] = [type(t) is not ad.Zero or inst for t, inst in zip(outs_t, instantiate)]
-    return [*outs_p, *(ad.instantiate_zeros(t) for t, nz in zip(outs_t, out_nz) if nz)]
-
-  # Constants it captures (instantiated zeros) are host values: they stay in the ClosedJaxpr.
-  return pe.trace_to_jaxpr(fun, [*avals, *tangent_avals]), out_nz
 
 
 # ----------------------------------------------------------------------------

@@ -245,9 +245,9 @@ def _cond_jvp(primals, tangents, *, branches, **params):
   n_out = len(branches[0].out_avals)
   out_nz = [False] * n_out
   for b in branches:
-    _, nz = common.jvp_jaxpr(b, nonzeros, [False] * n_out)
+    _, nz = ad.jvp_jaxpr_nonzeros(b, nonzeros, [False] * n_out)
     out_nz = [a or c for a, c in zip(out_nz, nz)]
-  branches_jvp = tuple(common.jvp_jaxpr(b, nonzeros, out_nz)[0] for b in branches)
+  branches_jvp = tuple(ad.jvp_jaxpr_nonzeros(b, nonzeros, out_nz)[0] for b in branches)
   nz_tangents = [t for t, nz in zip(tangents[1:], nonzeros) if nz]
   outs = cond_p.bind(index, *ops, *nz_tangents, branches=branches_jvp, **params)
   primals_out, tangents_nz = outs[:n_out], iter(outs[n_out:])

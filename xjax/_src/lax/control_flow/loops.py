@@ -130,7 +130,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
   n_carry = len(init)
   carry_nz = init_nz
   for _ in range(1 + n_carry):
-    body_jvp, out_nz = common.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, carry_nz)
+    body_jvp, out_nz = ad.jvp_jaxpr_nonzeros(body_jaxpr, bconst_nz + carry_nz, carry_nz)
     if out_nz == carry_nz:
       break
     carry_nz = [a or b for a, b in zip(carry_nz, out_nz)]

@@ -220,7 +220,7 @@ def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carr
   num_ys = len(jaxpr.out_avals) - num_carry
   carry_nz = init_nz
   for _ in range(1 + num_carry):
-    jvp, out_nz = common.jvp_jaxpr(jaxpr, const_nz + carry_nz + xs_nz,
+    jvp, out_nz = ad.jvp_jaxpr_nonzeros(jaxpr, const_nz + carry_nz + xs_nz,
                                    carry_nz + [False] * num_ys)
     if out_nz[:num_carry] == carry_nz:
       break
