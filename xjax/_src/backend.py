@@ -301,8 +301,32 @@ _mlir_context = None
 _mlir_lock = threading.Lock()
 
 
-def _parse_module(mlir_text: str):
-  """`mlir_text` parsed in an MLIR context that knows StableHLO's dialects.
+def _make_mlir_context():
+  """An MLIR context that knows every dialect xjax's lowering emits.
+
+  Upstream MLIR's (func, arith, ...), then StableHLO's, CHLO's, MHLO's (its
+  attributes) and Shardy's (``sdy.mesh``, ``sdy.sharding``,
+  ``sdy.manual_computation``: what sharded and shard_map modules hold), and
+  Shardy's MPMD dialect, as jaxlib's own C++ parser of module text has them.
+  """
+  from jaxlib.mlir import ir
+  from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+  from jaxlib.mlir.dialects import chlo, mhlo, mpmd, sdy, stablehlo
+  registry = ir.DialectRegistry()
+  _jax_mlir_ext.register_dialects(registry)
+  context = ir.Context()
+  context.append_dialect_registry(registry)
+  context.load_all_available_dialects()
+  mhlo.register_mhlo_dialect(context)
+  chlo.register_dialect(context)
+  sdy.register_dialect(context)
+  mpmd.register_dialect(context)
+  stablehlo.register_dialect(context)
+  return context
+
+
+def parse_module(mlir_text: str):
+  """`mlir_text` parsed in an MLIR context that knows every dialect xjax emits.
 
   jaxlib takes host callbacks only with a parsed module. The context is made
   once; parsing is serialized because an MLIR context is not thread-safe.
@@ -311,16 +335,7 @@ def _parse_module(mlir_text: str):
   from jaxlib.mlir import ir
   with _mlir_lock:
     if _mlir_context is None:
-      from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-      from jaxlib.mlir.dialects import chlo, stablehlo
-      registry = ir.DialectRegistry()
-      _jax_mlir_ext.register_dialects(registry)
-      context = ir.Context()
-      context.append_dialect_registry(registry)
-      context.load_all_available_dialects()
-      stablehlo.register_dialect(context)
-      chlo.register_dialect(context)
-      _mlir_context = context
+      _mlir_context = _make_mlir_context()
     with _mlir_context:
       return ir.Module.parse(mlir_text)
 
@@ -376,7 +391,7 @@ def _compile_module(mlir_text: str, device, host_callbacks, compiler_options):
     # Never in the persistent cache: the executable calls these Python functions by their
     # addresses in this process, which mean nothing in another one.
     compilation_cache.skip(_module_label(mlir_text), "it has host callbacks")
-    return backend_compile_and_load(client(), _parse_module(mlir_text), devices, options,
+    return backend_compile_and_load(client(), parse_module(mlir_text), devices, options,
                                     host_callbacks)
   if compilation_cache.is_cache_used():
     # As JAX: every compilation without host callbacks while the cache is enabled, with a
