@@ -26,6 +26,7 @@ import xjax.numpy as jnp
 from xjax import lax
 from xjax._src import core
 from xjax._src import dtypes
+from xjax._src import shard_map as shard_map_lib
 from xjax._src import source_info
 from xjax._src import traceback_util
 from xjax._src import tree_util
@@ -37,6 +38,7 @@ from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.jit import jit_p
 from xjax._src.lax.control_flow import common
+from xjax._src.sharding.partition_spec import PartitionSpec as P
 
 
 # ----------------------------------------------------------------------------
@@ -751,6 +753,36 @@ def _custom_jvp_error_check(error, enabled_errors, *args, call_jaxpr, jvp_jaxpr_
   return tree_util.tree_unflatten(out_tree, outs)
 
 
+def _shard_map_error_check(error, enabled_errors, *args, jaxpr, mesh, in_specs, out_specs,
+                           check_vma, newly_manual_axes):
+  """Checks a shard_map's body on every device; the error comes back per device, as JAX's.
+
+  The incoming error enters replicated; each device's error leaves the body with
+  a leading axis of size 1, split over the manual mesh axes, so the result is an
+  `Error` batched over the devices (in the mesh's row-major order): its message
+  names each failing device as ``at mapped index i``, and `throw` reports one
+  of them, as for `vmap`.
+  """
+  err_vals, err_tree = tree_util.tree_flatten(error)
+  manual = shard_map_lib._all_manual(mesh, newly_manual_axes)
+  store = {}
+
+  def body(*xs):
+    err, outs = checkify_jaxpr_flat(jaxpr, (), enabled_errors, err_tree, *xs)
+    leaves, store["tree"] = tree_util.tree_flatten(err)
+    return [*(lax.expand_dims(e, (0,)) for e in leaves), *outs]
+
+  with shard_map_lib._axis_env(mesh, manual):
+    checked = pe.trace_to_jaxpr(body, [*_avals(err_vals), *(v.aval for v in jaxpr.invars)])
+  n_err = store["tree"].num_leaves
+  err_spec = shard_map_lib._residual_spec(mesh, manual)
+  outs = shard_map_lib._bind_closed(
+      checked, [*err_vals, *args], (P(),) * len(err_vals) + tuple(in_specs),
+      (err_spec,) * n_err + tuple(out_specs), mesh=mesh, check_vma=check_vma,
+      newly_manual_axes=newly_manual_axes)
+  return tree_util.tree_unflatten(store["tree"], outs[:n_err]), outs[n_err:]
+
+
 def _inline_error_check(error, enabled_errors, *args, call_jaxpr, **params):
   """Checks a call by checking its body inline (custom_vjp: its rules keep no error)."""
   return checkify_jaxpr(call_jaxpr, enabled_errors, error, *args)
@@ -776,6 +808,7 @@ def _register_rules():
   error_checks[lax.while_p] = _while_error_check
   error_checks[custom_jvp_call_p] = _custom_jvp_error_check
   error_checks[custom_vjp_call_p] = _inline_error_check
+  error_checks[shard_map_lib.shard_map_p] = _shard_map_error_check
 
 
 _register_rules()
