@@ -157,10 +157,15 @@ def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
 
   Raises:
     TypeError: the number of pads is not the number of spatial dimensions.
-    ValueError: negative padding removes more than the whole dimension.
+    ValueError: negative padding removes more than the whole dimension, or a
+      stride is not positive (JAX returns a meaningless shape there).
 
   Mirrors `jax.lax.conv_shape_tuple`.
   """
+  strides = _int_tuple(strides, "conv_shape_tuple strides")
+  if len(strides) != len(lhs_shape) - 2 or not all(s > 0 for s in strides):
+    raise ValueError(f"conv_shape_tuple strides must be {len(lhs_shape) - 2} positive integers, "
+                     f"got {strides}.")
   if isinstance(pads, str):
     pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
   if len(pads) != len(lhs_shape) - 2:
@@ -216,8 +221,43 @@ def _int_tuple(values, what):
   try:
     return tuple(operator.index(v) for v in values)
   except TypeError as e:
-    raise TypeError(f"conv_general_dilated {what} must be a sequence of integers, got "
-                    f"{values!r}") from e
+    raise TypeError(f"{what} must be a sequence of integers, got {values!r}") from e
+
+
+def _group_count(value, what):
+  try:
+    return operator.index(value)
+  except TypeError as e:
+    raise TypeError(f"conv_general_dilated {what} must be an integer, got {value!r}") from e
+
+
+def _check_dilation(what, dilation, n_spatial):
+  if len(dilation) != n_spatial:
+    raise ValueError(f"{what} must have one entry per spatial dimension ({n_spatial}), got "
+                     f"{dilation}.")
+  if not all(d > 0 for d in dilation):
+    raise TypeError(f"{what}: All dilations must be positive, got {dilation}.")
+
+
+def _check_window_params(n_spatial, window_strides, lhs_dilation, rhs_dilation,
+                         feature_group_count, batch_group_count):
+  """JAX's checks of the integer params, made before any shape arithmetic divides by them.
+
+  Raises ValueError for a stride or group count below 1 or a per-dimension
+  param of the wrong length, and TypeError (JAX's class) for a dilation below 1.
+  """
+  for name, count in (("feature_group_count", feature_group_count),
+                      ("batch_group_count", batch_group_count)):
+    if not count > 0:
+      raise ValueError(f"conv_general_dilated {name} must be a positive integer, got {count}.")
+  if len(window_strides) != n_spatial:
+    raise ValueError("conv_general_dilated window and window_strides must have the same number "
+                     f"of dimensions, but got {n_spatial} and {len(window_strides)}")
+  if not all(s > 0 for s in window_strides):
+    raise ValueError(f"conv_general_dilated window_strides must be positive, got "
+                     f"{window_strides}.")
+  _check_dilation("conv_general_dilated lhs_dilation", lhs_dilation, n_spatial)
+  _check_dilation("conv_general_dilated rhs_dilation", rhs_dilation, n_spatial)
 
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None,
@@ -257,9 +297,9 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
   Raises:
     TypeError: mixed dtypes, ranks that differ, malformed dimension numbers,
       non-positive dilations, or the wrong number of pads.
-    ValueError: group counts that do not divide the sizes, mismatched
-      feature sizes, strides of the wrong length, malformed padding, or string
-      padding with lhs dilation.
+    ValueError: group counts that are not positive or do not divide the sizes,
+      mismatched feature sizes, strides that are not positive or of the wrong
+      length, malformed padding, or string padding with lhs dilation.
     RuntimeError: an unknown padding name.
 
   Mirrors `jax.lax.conv_general_dilated`.
@@ -271,17 +311,19 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
   dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
   dnums = ConvDimensionNumbers(*(tuple(int(d) for d in spec) for spec in dnums))
   n_spatial = len(lhs_shape) - 2
-  if lhs_dilation is None:
-    lhs_dilation = (1,) * n_spatial
-  elif isinstance(padding, str) and any(d != 1 for d in lhs_dilation):
+  window_strides = _int_tuple(window_strides, "conv_general_dilated window_strides")
+  lhs_dilation = ((1,) * n_spatial if lhs_dilation is None
+                  else _int_tuple(lhs_dilation, "conv_general_dilated lhs_dilation"))
+  rhs_dilation = ((1,) * n_spatial if rhs_dilation is None
+                  else _int_tuple(rhs_dilation, "conv_general_dilated rhs_dilation"))
+  if isinstance(padding, str) and any(d != 1 for d in lhs_dilation):
     raise ValueError("String padding is not implemented for transposed convolution using this "
                      "op. Please either exactly specify the required padding or use "
                      "conv_transpose.")
-  if rhs_dilation is None:
-    rhs_dilation = (1,) * n_spatial
-  window_strides = _int_tuple(window_strides, "window_strides")
-  lhs_dilation = _int_tuple(lhs_dilation, "lhs_dilation")
-  rhs_dilation = _int_tuple(rhs_dilation, "rhs_dilation")
+  feature_group_count = _group_count(feature_group_count, "feature_group_count")
+  batch_group_count = _group_count(batch_group_count, "batch_group_count")
+  _check_window_params(n_spatial, window_strides, lhs_dilation, rhs_dilation,
+                       feature_group_count, batch_group_count)
   if isinstance(padding, str):
     window = np.take(rhs_shape, dnums.rhs_spec)[2:]
     padding = padtype_to_pads(np.take(lhs_shape, dnums.lhs_spec)[2:],
@@ -296,8 +338,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
   return conv_general_dilated_p.bind(
       lhs, rhs, window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
       rhs_dilation=rhs_dilation, dimension_numbers=dnums,
-      feature_group_count=operator.index(feature_group_count),
-      batch_group_count=operator.index(batch_group_count),
+      feature_group_count=feature_group_count, batch_group_count=batch_group_count,
       precision=canonicalize_precision(precision),
       preferred_element_type=preferred_element_type, out_sharding=None)
 
@@ -313,9 +354,8 @@ def _conv_general_dilated_shape(lhs, rhs, *, window_strides, padding, lhs_dilati
     if sorted(spec) != list(range(lhs.ndim)):
       raise TypeError("conv_general_dilated dimension_numbers must each be a permutation of the "
                       f"operand axes {tuple(range(lhs.ndim))}, got {dimension_numbers}.")
-  if not feature_group_count > 0:
-    raise ValueError("conv_general_dilated feature_group_count must be a positive integer, "
-                     f"got {feature_group_count}.")
+  _check_window_params(lhs.ndim - 2, window_strides, lhs_dilation, rhs_dilation,
+                       feature_group_count, batch_group_count)
   lhs_features = lhs.shape[lhs_spec[1]]
   quot, rem = divmod(lhs_features, feature_group_count)
   if rem:
@@ -330,9 +370,6 @@ def _conv_general_dilated_shape(lhs, rhs, *, window_strides, padding, lhs_dilati
     raise ValueError("conv_general_dilated rhs output feature dimension size must be a multiple "
                      f"of feature_group_count, but {rhs.shape[rhs_spec[0]]} is not a multiple "
                      f"of {feature_group_count}.")
-  if not batch_group_count > 0:
-    raise ValueError("conv_general_dilated batch_group_count must be a positive integer, "
-                     f"got {batch_group_count}.")
   lhs_batch = lhs.shape[lhs_spec[0]]
   if batch_group_count > 1 and lhs_batch % batch_group_count:
     raise ValueError("conv_general_dilated batch_group_count must divide lhs batch dimension "
@@ -345,16 +382,6 @@ def _conv_general_dilated_shape(lhs, rhs, *, window_strides, padding, lhs_dilati
     raise ValueError("At most one of batch_group_count and feature_group_count may be > 1, got "
                      f"batch_group_count={batch_group_count} and "
                      f"feature_group_count={feature_group_count}")
-  if len(rhs_spec) - 2 != len(window_strides):
-    raise ValueError("conv_general_dilated window and window_strides must have the same number "
-                     f"of dimensions, but got {len(rhs_spec) - 2} and {len(window_strides)}")
-  if not all(s > 0 for s in window_strides):
-    raise ValueError(f"conv_general_dilated window_strides must be positive, got "
-                     f"{window_strides}.")
-  for name, dilation in (("lhs_dilation", lhs_dilation), ("rhs_dilation", rhs_dilation)):
-    if len(dilation) != len(window_strides):
-      raise ValueError(f"conv_general_dilated {name} must have one entry per spatial dimension "
-                       f"({len(window_strides)}), got {dilation}.")
   lhs_t = _dilate_shape(np.take(lhs.shape, lhs_spec), lhs_dilation)
   rhs_t = _dilate_shape(np.take(rhs.shape, rhs_spec), rhs_dilation)
   out_t = conv_shape_tuple(lhs_t, rhs_t, window_strides, padding, batch_group_count)
@@ -407,6 +434,10 @@ def _conv_general_dilated_lowering(ctx, lhs, rhs, *, window_strides, padding, lh
     # to three real ones, and so do we.
     return lowering.lower_fun(_complex_conv, multiple_results=False)(ctx, lhs, rhs, **params)
   lhs_spec, rhs_spec, out_spec = dimension_numbers
+  window = tuple(ctx.avals_in[1].shape[i] for i in rhs_spec[2:])
+  if 0 in window:
+    raise ValueError("conv_general_dilated cannot lower a window (rhs spatial shape) with a "
+                     f"zero-size dimension, got {window}.")
   letters = lambda spec, a, b: "[" + ", ".join(
       a if i == spec[0] else b if i == spec[1] else str(spec.index(i) - 2)
       for i in range(len(spec))) + "]"
@@ -730,8 +761,10 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     The transposed convolution.
 
   Raises:
-    ValueError: rank above 5 without dimension numbers, or an invalid padding.
-    TypeError, ValueError: as `conv_general_dilated`.
+    ValueError: rank above 5 without dimension numbers, an invalid padding,
+      or `strides` or `rhs_dilation` of the wrong length.
+    TypeError: `strides` or `rhs_dilation` not positive integers (JAX's class,
+      as for any dilation); otherwise as `conv_general_dilated`.
 
   Mirrors `jax.lax.conv_transpose`.
   """
@@ -749,10 +782,18 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     dimension_numbers = defaults[ndim]
   dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
   window = [int(rhs_shape[i]) for i in dn.rhs_spec[2:]]
+  # The strides become lhs_dilation below: check them here, under their own name.
+  strides = _int_tuple(strides, "conv_transpose strides")
+  _check_dilation("conv_transpose strides", strides, ndim - 2)
   if rhs_dilation is None:
     rhs_dilation = (1,) * (ndim - 2)
+  rhs_dilation = _int_tuple(rhs_dilation, "conv_transpose rhs_dilation")
+  _check_dilation("conv_transpose rhs_dilation", rhs_dilation, ndim - 2)
   if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
     per_axis = [padding] * len(strides) if isinstance(padding, str) else padding
+    if len(per_axis) != len(strides):
+      raise TypeError("Wrong number of explicit pads for convolution: expected "
+                      f"{len(strides)}, got {len(per_axis)}.")
     effective = _dilate_shape(window, rhs_dilation)
     pads = tuple(_conv_transpose_padding(k, s, tuple(p) if isinstance(p, list) else p)
                  for k, s, p in zip(effective, strides, per_axis, strict=True))
@@ -792,7 +833,10 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
   """
   lhs = structural._asarray(lhs)
   lhs_aval = core.get_aval(lhs)
-  filter_shape = tuple(int(d) for d in filter_shape)
+  filter_shape = _int_tuple(filter_shape, "conv_general_dilated_patches filter_shape")
+  if any(d < 0 for d in filter_shape):
+    raise TypeError("conv_general_dilated_patches filter_shape must be non-negative, got "
+                    f"{filter_shape}.")
   dnums = conv_dimension_numbers(lhs_aval.shape, (1, 1, *filter_shape), dimension_numbers)
   lhs_spec, rhs_spec, _ = dnums
   spatial = math.prod(filter_shape)
