@@ -343,3 +343,51 @@ def test_checkify_vmap_of_shard_map_and_shard_map_of_vmap(mesh):
   err, _ = checkify.checkify(sm(jax.vmap(lambda y: (checkify.check(y.sum() < 3, "big"), y)[1])))(
       jnp.arange(16.).reshape(8, 2))
   assert err.get() == _mapped((i, "big (`check` failed)") for i in range(1, 8))
+
+
+# ----------------------------------------------------------------------------
+# Outside shard_map, in a jit over sharded arguments (automatic partitioning): as JAX, a
+# callback runs once, on the first device, with the whole (gathered) values
+
+
+CALLBACKS_AUTO = {
+    "pure_callback": lambda rec: _pure(rec),
+    "io_callback": lambda rec: _io(rec, False),
+    "io_callback_ordered": lambda rec: _io(rec, True),
+    "debug_callback": _debug_callback,
+}
+
+
+@pytest.mark.parametrize("kind", CALLBACKS_AUTO)
+def test_callbacks_in_jit_over_sharded_arguments_run_once(kind, mesh):
+  rec = Recorder()
+  body, want = CALLBACKS_AUTO[kind](rec)
+  x = jax.device_put(jnp.arange(8.), jax.sharding.NamedSharding(mesh, P("x")))
+  out = jax.jit(body)(x)
+  np.testing.assert_allclose(np.asarray(out), want(np.arange(8.)), rtol=1e-6)
+  assert rec.sorted() == [(list(np.arange(8.)),)]
+
+
+def test_pure_callback_with_a_device_in_sharded_jit(mesh):
+  rec = Recorder()
+  x = jax.device_put(jnp.arange(8.), jax.sharding.NamedSharding(mesh, P("x")))
+  device = jax.devices()[3]
+
+  def f(y):
+    return jax.pure_callback(lambda v: (rec.record(v), np.asarray(v) + 1)[1],
+                             jax.ShapeDtypeStruct(y.shape, y.dtype), y,
+                             sharding=jax.sharding.SingleDeviceSharding(device))
+
+  # (JAX 0.10.2 returns zeros here, from a device other than the first.)
+  np.testing.assert_array_equal(np.asarray(jax.jit(f)(x)), np.arange(8.) + 1)
+  assert rec.sorted() == [(list(np.arange(8.)),)]
+  assert "device_ids=[3]" in jax.jit(f).lower(x).as_text()
+
+
+def test_pure_and_io_callbacks_refuse_partly_manual_shard_map():
+  mesh2 = jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
+  for cb in (jax.pure_callback, io_callback):
+    f = jax.shard_map(lambda y: cb(np.sin, jax.ShapeDtypeStruct(y.shape, y.dtype), y),
+                      mesh=mesh2, in_specs=P("x"), out_specs=P("x"), axis_names={"x"})
+    with pytest.raises(NotImplementedError, match="all mesh axes are partitioned manually"):
+      jax.jit(f)(jnp.arange(8.))

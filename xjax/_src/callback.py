@@ -182,7 +182,39 @@ def _pure_callback_abstract_eval(*avals, callback, result_avals, sharding, vmap_
 @pure_callback_p.def_lowering
 def _pure_callback_lowering(ctx, *args, callback, result_avals, sharding, vmap_method):
   return ctx.host_callback(lambda *xs: _run_on_host(callback, xs, result_avals), args,
-                           result_avals, has_side_effect=False)
+                           result_avals, has_side_effect=False,
+                           device_index=_device_index(ctx, sharding))
+
+
+def _device_index(ctx, sharding) -> int:
+  """The device (its index in the module's mesh) that runs a callback in a program over a
+  mesh: the one of `sharding` under automatic partitioning, the first by default.
+
+  Raises:
+    NotImplementedError: in a body manual over only some mesh axes, or with a
+      `sharding` in a manual body (as JAX).
+    ValueError: `sharding`'s device is not among the program's.
+  """
+  spmd, axis_context = ctx.module.spmd, ctx.module.axis_context
+  if spmd is None:
+    return 0
+  if axis_context is not None:
+    if axis_context.manual_axes != frozenset(axis_context.mesh.axis_names):
+      raise NotImplementedError(
+          "callbacks are only supported in spmd computations when all mesh axes are "
+          "partitioned manually (no partial automatic sharding).")
+    if sharding is not None:
+      raise NotImplementedError("callbacks do not support specifying sharding inside spmd "
+                                "computations")
+    return 0
+  if sharding is None:
+    return 0
+  device = next(iter(sharding.device_set))
+  devices = list(spmd.mesh.devices.flat)
+  if device not in devices:
+    raise ValueError(f"Sharding provided to pure_callback specifies a device {device} that "
+                     f"is not in the device assignment ({devices})")
+  return devices.index(device)
 
 
 @pure_callback_p.def_jvp
@@ -287,7 +319,8 @@ def _io_callback_abstract_eval(*avals, callback, result_avals, sharding, ordered
 @io_callback_p.def_lowering
 def _io_callback_lowering(ctx, *args, callback, result_avals, sharding, ordered):
   return ctx.host_callback(lambda *xs: _run_on_host(callback, xs, result_avals), args,
-                           result_avals, has_side_effect=True, ordered=ordered)
+                           result_avals, has_side_effect=True, ordered=ordered,
+                           device_index=_device_index(ctx, sharding))
 
 
 @io_callback_p.def_jvp

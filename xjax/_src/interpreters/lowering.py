@@ -130,8 +130,10 @@ class LoweringContext:
     return f"%{next(self.counter)}"
 
   def op(self, name: str, operands, result_types, attrs: str | None = None,
-         regions=None):
-    """Emits ``"name"(operands) <{attrs}> (regions) : (types) -> results``; returns result Values."""
+         regions=None, attr_dict: str | None = None):
+    """Emits ``"name"(operands) <{attrs}> (regions) {attr_dict} : (types) -> results``;
+    returns result Values. `attrs` are the op's own (properties); `attr_dict` holds
+    discardable ones (``sdy.sharding = ...``)."""
     result_types = list(result_types)
     res = self.fresh()
     n = len(result_types)
@@ -141,6 +143,8 @@ class LoweringContext:
       text += f" <{{{attrs}}}>"
     if regions:
       text += " (" + ", ".join(regions) + ")"
+    if attr_dict:
+      text += f" {{{attr_dict}}}"
     ins = ", ".join(v.type for v in operands)
     outs = result_types[0] if n == 1 else f"({', '.join(result_types)})"
     text += f" : ({ins}) -> {outs}"
@@ -200,16 +204,20 @@ class LoweringContext:
     return self.token
 
   def host_callback(self, callback, operands, result_avals, *, has_side_effect: bool,
-                    ordered: bool = False) -> list[Value]:
+                    ordered: bool = False, device_index: int = 0) -> list[Value]:
     """Emits a call of the Python function `callback` on the host.
 
     `callback` takes the operands as NumPy arrays and returns a sequence of
     NumPy arrays matching `result_avals`. An `ordered` call takes and returns
     this body's ordered-effect token, so it runs after the previous ordered
-    call and before the next.
+    call and before the next. In a module over a mesh the call carries the
+    sharding XLA's partitioner needs (`_callback_sharding`); `device_index`
+    is the device that runs it under automatic partitioning.
     """
     result_types = [hlo.aval_type(a) for a in result_avals]
+    ranks = [len(a.shape) for a in result_avals]
     if ordered:
+      ranks = [0, *ranks]
       operands = [self.ordered_token(), *operands]
       result_types = [hlo.TOKEN_TYPE, *result_types]
       fn = _callback_with_token(callback)
@@ -221,10 +229,35 @@ class LoweringContext:
              f"backend_config = {{index = {index} : ui64}}")
     if has_side_effect:
       attrs += ", has_side_effect = true"
-    outs = self.op("stablehlo.custom_call", operands, result_types, attrs)
+    sharding = self._callback_sharding(ranks, device_index)
+    outs = self.op("stablehlo.custom_call", operands, result_types, attrs,
+                   attr_dict=sharding and f"sdy.sharding = {sharding}")
     if ordered:
       self.token, outs = outs[0], outs[1:]
+    if sharding is not None and self.module.axis_context is None:
+      # The results of a call on one device, replicated onto every device (JAX leaves them
+      # on that device, a placement xjax's arrays do not have).
+      outs = [self.op1("sdy.sharding_constraint", [v], v.type,
+                       f"sharding = #sdy.sharding<@mesh, [{', '.join(['{}'] * r)}]>")
+              for v, r in zip(outs, ranks[len(ranks) - len(outs):])]
     return outs
+
+  def _callback_sharding(self, ranks, device_index: int) -> str | None:
+    """Shardy's sharding of a host callback with results of `ranks`, or None outside a mesh.
+
+    Under automatic partitioning the callback runs once, on the whole values, on
+    one device (a maximal sharding); in a manual body (`shard_map`, `pmap`) every
+    device runs it on its own values, with nothing left to partition. One entry
+    per result, and one for a call without results, as JAX emits them.
+    """
+    if self.module.spmd is None:
+      return None
+    ranks = ranks or [0]
+    if self.module.axis_context is None:
+      entries = [f"<mesh<[], device_ids=[{device_index}]>, []>"] * len(ranks)
+    else:
+      entries = ["<mesh<[]>, [" + ", ".join(["{}"] * r) + "]>" for r in ranks]
+    return f"#sdy.sharding_per_value<[{', '.join(entries)}]>"
 
   def broadcast_to(self, value: Value, aval_in, aval_out) -> Value:
     """Broadcasts an operand (rank 0, or the same rank with size-1 dims) to `aval_out`'s shape."""
