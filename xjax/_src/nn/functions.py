@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 import warnings
 from typing import Any
 
@@ -16,7 +17,8 @@ from xjax._src.lax.dot import dot_general
 from xjax._src.lax.scaled_dot import scaled_dot
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax.ad_util import stop_gradient
-from xjax._src.numpy.util import ensure_arraylike
+from xjax._src.numpy.util import (canonicalize_axis, concrete_or_error, ensure_arraylike,
+                                  promote_dtypes_inexact)
 
 
 @custom_jvp
@@ -132,13 +134,21 @@ def glu(x, axis: int = -1):
 
 
 def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None):
-  """log(sum(b * exp(a))) over `axis`, computed stably (mirrors `jax.nn.logsumexp`)."""
-  a = jnp.asarray(a)
-  if b is not None:
-    a, b = jnp.asarray(a), jnp.asarray(b)
+  """log(sum(b * exp(a))) over `axis`, computed stably (mirrors `jax.nn.logsumexp`).
+
+  Integer inputs are promoted to floats. An empty reduction (a zero-size axis,
+  or `where` all False) gives -inf, with sign 0 under `return_sign`.
+
+  Raises:
+    TypeError: `a` or `b` is not an array or scalar (a list, say).
+  """
+  if b is None:
+    a, = promote_dtypes_inexact(ensure_arraylike("logsumexp", a))
+  else:
+    a, b = promote_dtypes_inexact(*ensure_arraylike("logsumexp", a, b))
     a = jnp.where(b != 0, a, -jnp.inf)
-  amax = jnp.max(a, axis=axis, keepdims=True, where=where, initial=-jnp.inf) if where is not None \
-      else jnp.max(a, axis=axis, keepdims=True)
+  # initial=-inf: an empty reduction has a maximum (then replaced by 0 below).
+  amax = jnp.max(a, axis=axis, keepdims=True, where=where, initial=-jnp.inf)
   amax = stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0))
   exp_a = jnp.exp(a - amax)
   if b is not None:
@@ -201,12 +211,28 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
 def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
   """One-hot encoding of integer `x` along a new axis of size num_classes.
 
-  Entries outside [0, num_classes) give all-zero rows. Mirrors `jax.nn.one_hot`.
+  Entries outside [0, num_classes) give all-zero rows.
+
+  Raises:
+    TypeError: `num_classes` is not a non-negative integer (a float, say).
+    ConcretizationTypeError: `num_classes` is traced (it is a shape).
+    ValueError: `axis` is out of range for ``x.ndim + 1`` axes.
+
+  Mirrors `jax.nn.one_hot`.
   """
-  num_classes = int(num_classes)
+  num_classes = concrete_or_error(num_classes,
+                                  "The error arose in jax.nn.one_hot argument `num_classes`.")
+  try:
+    num_classes = operator.index(num_classes)
+  except TypeError as e:
+    raise TypeError("jax.nn.one_hot argument `num_classes` must be an integer, got "
+                    f"{num_classes!r}") from e
+  if num_classes < 0:
+    raise TypeError("jax.nn.one_hot argument `num_classes` must be non-negative, got "
+                    f"{num_classes}.")
   dtype = jnp.float32 if dtype is None else dtype
   x = jnp.asarray(x)
-  axis = axis if axis >= 0 else x.ndim + 1 + axis
+  axis = canonicalize_axis(axis, x.ndim + 1)
   expanded = jnp.expand_dims(x, axis)
   shape = [1] * (x.ndim + 1)
   shape[axis] = num_classes
