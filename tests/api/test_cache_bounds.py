@@ -4,8 +4,7 @@ import gc
 
 import xjax
 import xjax.numpy as jnp
-from xjax._src import dispatch
-from xjax._src import jit as jit_module
+from xjax._src import executable_cache
 
 
 def _mappings() -> int:
@@ -14,9 +13,9 @@ def _mappings() -> int:
 
 
 def test_eager_and_jit_caches_are_bounded(monkeypatch):
-  monkeypatch.setattr(dispatch, "_PRIMITIVE_CACHE_SIZE", 20)
-  monkeypatch.setattr(jit_module, "_CACHE_SIZE", 20)
   f = xjax.jit(lambda x: x * 2 + 1)
+  for cache in list(executable_cache._all_caches):  # jnp.ones's own jit cache among them
+    monkeypatch.setattr(cache, "maxsize", 20)
   xjax.clear_caches()
   gc.collect()
   counts = []
@@ -27,7 +26,7 @@ def test_eager_and_jit_caches_are_bounded(monkeypatch):
       f(x)
     gc.collect()
     counts.append(_mappings())
-    assert len(dispatch._primitive_cache) <= 20
+    assert len(executable_cache.executables) <= 20
     assert len(f._cache) <= 20
   # Flat after the first round (a little slack for allocator arenas).
   assert counts[2] <= counts[0] * 1.1 + 30, counts

@@ -7,6 +7,7 @@ import pytest
 import xjax as jax
 import xjax.numpy as jnp
 from xjax._src import dispatch
+from xjax._src import executable_cache
 from xjax._src import jit as jit_module
 
 
@@ -66,9 +67,10 @@ def _live_executables() -> int:
 
 def test_evicted_executables_are_freed(monkeypatch):
   monkeypatch.setattr(jit_module, "_CACHE_SIZE", 4)
-  monkeypatch.setattr(dispatch, "_PRIMITIVE_CACHE_SIZE", 4)
-  dispatch._primitive_cache.clear()
   f = jax.jit(lambda x: jnp.sin(x) + 1)
+  for cache in list(executable_cache._all_caches):  # jnp.ones's own jit cache among them
+    monkeypatch.setattr(cache, "maxsize", 4)
+  executable_cache.executables.clear()
   before = _live_executables()
   for n in range(1, 30):
     f(jnp.ones(n))

@@ -11,7 +11,6 @@ import pytest
 import xjax as jax
 import xjax.numpy as jnp
 from xjax import lax
-from xjax._src import shard_map as shard_map_module
 from xjax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 TOOLS = os.path.join(os.path.dirname(__file__), "..", "..", "tools")
@@ -267,11 +266,12 @@ def test_shard_map_size_one_manual_axes_lower_inline():
   np.testing.assert_array_equal(np.asarray(f(X)), X * 2)
 
 
-def test_shard_map_spmd_mesh_finds_nested_shard_map():
+def test_program_mesh_finds_nested_shard_map():
+  from xjax._src.sharding import spmd
   f = jax.jit(lambda a: jax.jit(smap(lambda b: b + 1, P("x"), P("x")))(a) * 2)
   closed = jax.make_jaxpr(f)(X)
-  assert shard_map_module.spmd_mesh(closed) == MESH
-  assert shard_map_module.spmd_mesh(jax.make_jaxpr(jnp.sin)(X)) is None
+  assert spmd.program_mesh(closed) == MESH
+  assert spmd.program_mesh(jax.make_jaxpr(jnp.sin)(X)) is None
 
 
 def test_shard_map_vma_check_accepts_psum_result():

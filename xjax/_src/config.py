@@ -366,7 +366,14 @@ class Config:
            self.jax_numpy_rank_promotion, self.jax_numpy_dtype_promotion,
            self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs,
            self.jax_debug_key_reuse, self.jax_check_tracer_leaks,
-           self.jax_allow_f16_reductions)
+           self.jax_allow_f16_reductions, *(provider() for provider in _context_providers))
+    # Interned: equal contexts give the same tuple object (callers compare keys by
+    # identity first), and each distinct context a small int (`context_id`).
+    with _interned_lock:
+      key = _interned.setdefault(key, key)
+      if key not in _context_ids:
+        _context_ids[key] = len(_context_ids)
+      local.context_id = _context_ids[key]
     local.key = key
     # The second item asks the dispatch paths for their debug checks: NaNs and
     # infs after a call, key reuse before it.
@@ -374,6 +381,20 @@ class Config:
                    self.jax_debug_nans or self.jax_debug_infs or self.jax_debug_key_reuse, key)
     local.key_epoch = epoch
     return key
+
+  def context_id(self) -> int:
+    """A small int naming `values_key()` (equal keys, equal ids): a cheap part of a cache
+    key on the hot path of eager dispatch."""
+    local = self._local
+    if getattr(local, "key_epoch", -1) != self.epoch:
+      self.values_key()
+    return local.context_id
+
+  def trace_context_changed(self) -> None:
+    """Called by the owners of registered trace contexts (`register_trace_context`) when
+    their value changes: every cached key is recomputed."""
+    with self._lock:
+      self._changed()
 
   def dispatch_state(self) -> tuple[bool, bool, tuple]:
     """(disable_jit, debug checks (nans, infs, key reuse), values_key()) in one look-up, cached like
@@ -385,6 +406,23 @@ class Config:
 
   def __repr__(self):
     return "Config(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._values) + ")"
+
+
+# Context values owned by higher layers that change what a trace produces (the context
+# mesh of `set_mesh`/`use_mesh`/`use_abstract_mesh`): each a function of no arguments
+# giving a hashable value for this thread. `values_key()` ends with them, so every cache
+# keyed on it (traces, executables, jit's signatures and fast paths) sees a change; their
+# owners call `config.trace_context_changed()` on each change.
+_context_providers: list = []
+_interned: dict = {}
+_context_ids: dict = {}
+_interned_lock = threading.Lock()
+
+
+def register_trace_context(provider) -> None:
+  """Adds `provider` (``() -> hashable``) to the values every cache of traces keys on."""
+  _context_providers.append(provider)
+  config.trace_context_changed()
 
 
 config = Config()

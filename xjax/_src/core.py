@@ -539,6 +539,15 @@ class extend_axis_env:
     trace_ctx.axis_env = self.prev
 
 
+def trace_context():
+  """Everything besides a function's arguments that can change what tracing it produces:
+  the configuration flags and context mesh (`config.values_key()`) and the named axes
+  bound (`extend_axis_env`). Every cache of traces keys on it."""
+  env = trace_ctx.axis_env
+  key = config.values_key()
+  return (key, tuple(env.items())) if env else key
+
+
 def axis_size(name) -> int:
   """The size of the bound axis `name`; NameError (as in JAX) when it is unbound."""
   env = trace_ctx.axis_env
@@ -784,7 +793,7 @@ class Jaxpr:
 
   `effects` is the union of the equations' side effects (see `eqn_effects`).
   """
-  __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info")
+  __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info", "__weakref__")
 
   def __init__(self, constvars, invars, outvars, eqns, debug_info=None):
     self.constvars = list(constvars)
@@ -804,7 +813,7 @@ class Jaxpr:
     return out
 
   def replace(self, **kwargs) -> Jaxpr:
-    fields = {k: getattr(self, k) for k in self.__slots__}
+    fields = {k: getattr(self, k) for k in _JAXPR_FIELDS}
     fields.update(kwargs)
     return Jaxpr(**fields)
 
@@ -815,6 +824,9 @@ class Jaxpr:
     return pp_toplevel_jaxpr(self).format(width)
 
   __repr__ = __str__
+
+
+_JAXPR_FIELDS = ("constvars", "invars", "outvars", "eqns", "debug_info")
 
 
 class ClosedJaxpr:

@@ -18,6 +18,7 @@ from xjax._src import jaxpr_keys
 from xjax._src import monitoring
 from xjax._src import debug_nans
 from xjax._src import dtypes
+from xjax._src import executable_cache
 from xjax._src.array import Array, Token, deleted_array_error
 from xjax._src.config import config, transfer_guard_level
 from xjax._src.interpreters import lowering
@@ -264,26 +265,17 @@ def _one_eqn_jaxpr(prim: core.Primitive, avals, params) -> core.ClosedJaxpr:
   return core.ClosedJaxpr(core.Jaxpr([], invars, outvars, [eqn]), [])
 
 
-# Eager executables: of primitives by (primitive, params, avals, device), of nested
-# jits' jaxprs (`jit_p`'s impl) by what they compute. Higher-order primitives
-# (cond, scan, while, ...) and jaxprs are keyed by `jaxpr_keys`, so a jaxpr rebuilt
-# on every call (a new lambda, `grad`'s jvp) compiles once. Bounded: every
-# executable holds a few memory mappings of its own, and a long program over ever
-# new shapes must not exhaust them (the oldest entries are dropped first).
-_primitive_cache: dict = {}
-_PRIMITIVE_CACHE_SIZE = 4096
+# Eager executables live in `executable_cache.executables`, keyed as that module says:
+# primitives by (primitive, params, avals, device, context id), nested jits' and
+# higher-order primitives' jaxprs by `jaxpr_keys` (what they compute).
+_executables = executable_cache.executables
 # Primitives whose params hold jaxprs: keyed by structure (found on their first miss).
 _higher_order: set = set()
 
 
 def cached_executable(key, build):
   """The executable cached under `key`, else `build()` cached there."""
-  exe = _primitive_cache.get(key)
-  if exe is None:
-    if len(_primitive_cache) >= _PRIMITIVE_CACHE_SIZE:
-      del _primitive_cache[next(iter(_primitive_cache))]
-    exe = _primitive_cache[key] = build()
-  return exe
+  return _executables.get_or_build(key, build)
 
 
 def params_key(prim: core.Primitive, params: dict) -> tuple:
@@ -307,23 +299,39 @@ def apply_primitive(prim: core.Primitive, args, params):
     return spmd.apply_primitive(prim, args, params)
   avals = tuple(a.aval if type(a) is Array else core.get_aval(a) for a in args)
   if prim in _higher_order:
-    key = (prim, jaxpr_keys.params_key(params), avals, device)
+    key = (prim, jaxpr_keys.params_key(params), avals, device, config.context_id())
   else:  # the hot path: params as they are
-    key = (prim, tuple(params.items()), avals, device)
+    key = (prim, tuple(params.items()), avals, device, config.context_id())
   try:
-    exe = _primitive_cache.get(key)
+    exe = _executables.get(key)
   except TypeError:
     raise _unhashable_params(prim, params) from None
   if exe is None:
     if prim.abstract_eval is None:
       raise core.missing_rule("Abstract evaluation", prim)
-    key = (prim, params_key(prim, params), avals, device)
-    exe = cached_executable(key, lambda: compile_jaxpr(_one_eqn_jaxpr(prim, avals, params),
-                                                       device, prim.name))
-  outs = exe.run([to_buffer(a, device) for a in args], committed)
+    key = (prim, params_key(prim, params), avals, device, config.context_id())
+    exe = _executables.get_or_build(key, lambda: _compile_eager(prim, avals, params, device))
+  if type(exe) is spmd.ShardedExecutable:
+    # The params name a mesh (a control-flow body holding a shard_map, say): one SPMD
+    # program over it.
+    outs = exe.run(list(args))
+  else:
+    outs = exe.run([to_buffer(a, device) for a in args], committed)
   if config.dispatch_state()[1]:
     debug_nans.check_primitive(prim.name, outs)
   return outs if prim.multiple_results else outs[0]
+
+
+def _compile_eager(prim, avals, params, device):
+  """The program of one eager equation: over the mesh its params name (a shard_map or a
+  sharding constraint inside a higher-order primitive), else on `device`."""
+  closed = _one_eqn_jaxpr(prim, avals, params)
+  if prim in _higher_order:
+    mesh = spmd.program_mesh(closed.jaxpr)
+    if mesh is not None:
+      return spmd.compile_spmd(closed, mesh, [None] * len(avals),
+                               [None] * len(closed.out_avals), prim.name)
+  return compile_jaxpr(closed, device, prim.name)
 
 
 core.default_impl = apply_primitive

@@ -25,6 +25,7 @@ import numpy as np
 from xjax._src import core
 from xjax._src import debug_nans
 from xjax._src import dispatch
+from xjax._src import executable_cache
 from xjax._src import jaxpr_keys
 from xjax._src import monitoring
 from xjax._src import stablehlo as hlo
@@ -39,7 +40,6 @@ from xjax._src.config import config
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.sharding import constraints
 from xjax._src.sharding import spmd
 from xjax._src.sharding.mesh import get_concrete_mesh
 from xjax._src.sharding.partition_spec import PartitionSpec
@@ -56,7 +56,7 @@ _backend = backend  # `jit` has an argument of that name
 
 def _jit_impl(*args, jaxpr, name, donated_invars, inline, keep_unused):
   device, committed = dispatch.pick_device(args, name)
-  if device is dispatch.SPMD or constraints.jaxpr_mesh(jaxpr.jaxpr) is not None:
+  if device is dispatch.SPMD or spmd.program_mesh(jaxpr.jaxpr) is not None:
     return _run_spmd_jaxpr(jaxpr, name, args)
   exe = _compiled_jaxpr(jaxpr, device, name)
   outs = exe.run([dispatch.to_buffer(a, device) for a in (*jaxpr.consts, *args)], committed)
@@ -80,7 +80,7 @@ def _run_spmd_jaxpr(jaxpr: core.ClosedJaxpr, name: str, args):
   in_shardings = tuple(spmd.in_shardings_of(args, name))
 
   def build():
-    mesh = spmd.mesh_of(args, name) or constraints.jaxpr_mesh(jaxpr.jaxpr)
+    mesh = spmd.mesh_of(args, name) or spmd.program_mesh(jaxpr.jaxpr)
     return spmd.compile_spmd(jaxpr, mesh, in_shardings, [None] * len(jaxpr.out_avals),
                              f"jit_{name}")
   key = ("jit-spmd", jaxpr_keys.structure_key(jaxpr), in_shardings)
@@ -488,14 +488,14 @@ calls served from the cache, calls that compiled, the bound, the entries held, a
 last miss missed."""
 
 
-class _ExecutableCache(collections.OrderedDict):
-  """A jitted function's executables by call signature: least recently used first, at most
-  `_CACHE_SIZE` of them (an evicted executable is freed once nothing else holds it)."""
+class _ExecutableCache(executable_cache.LRUCache):
+  """A jitted function's executables by call signature: an `LRUCache` of at most
+  `_CACHE_SIZE` entries (an evicted executable is freed once nothing else holds it), with
+  the reason of the last miss and the memos of jit's fast paths."""
+  __slots__ = ("last_miss", "memo", "fast_call")
 
   def __init__(self):
-    super().__init__()
-    self.hits = 0
-    self.misses = 0
+    super().__init__("jit signatures", _CACHE_SIZE)
     self.last_miss = None
     # The last call's signature: (avals, device, flags key, entry, tree node, committed,
     # simple, statics, plain kwargs, scalars). A call with the same flags, tree, statics
@@ -511,27 +511,18 @@ class _ExecutableCache(collections.OrderedDict):
 
   def lookup(self, key, statics, build):
     """The entry under `key` (made most recently used), else `build()` added there."""
-    entry = _lookup(self, key, statics) if statics else self.get(key)
+    entry = _lookup(self, key, statics)
     if entry is None:
       return self.add(key, build)
-    self.move_to_end(key)
-    self.hits += 1
     return entry
 
   def add(self, key, build):
-    """After a miss: records why it missed, builds the entry, stores it (evicting the least
-    recently used entry when full) and returns it."""
-    self.misses += 1
-    self.last_miss = _miss_reason(key, next(reversed(self)) if self else None)
-    entry = build()
-    if len(self) >= _CACHE_SIZE:
-      self.popitem(last=False)
-    self[key] = entry
-    return entry
+    """After a miss: records why it missed, builds the entry and stores it."""
+    self.last_miss = _miss_reason(key, self.most_recent_key())
+    return self.put(key, build())
 
   def clear(self):
     super().clear()
-    self.hits = self.misses = 0
     self.last_miss = None
     self.memo = None
     self.fast_call = None
@@ -579,7 +570,9 @@ def _caches_for(fun, options) -> tuple:
     per_fun = {}
   caches = per_fun.get(options)
   if caches is None:
-    caches = per_fun[options] = (_ExecutableCache(), {}, weakref.WeakKeyDictionary())
+    caches = per_fun[options] = (_ExecutableCache(),
+                                 executable_cache.LRUCache("jit traces", _CACHE_SIZE),
+                                 weakref.WeakKeyDictionary())
   return caches
 
 
@@ -722,7 +715,7 @@ class PjitFunction:
   # -- tracing ----------------------------------------------------------------
 
   def _trace(self, statics, dyn_args, dyn_kwargs, leaves, in_tree, avals, traced_for="jit"):
-    key = (in_tree, avals, statics, config.values_key())
+    key = (in_tree, avals, statics, core.trace_context())
     hit = _lookup(self._jaxpr_cache, key, statics)
     if hit is not None:
       return hit
@@ -737,7 +730,7 @@ class PjitFunction:
     info = debug_info(traced_for, fun, full_args, full_kwargs,
                       self._static_argnums, self._static_argnames, self._sig)
     if config.jax_explain_cache_misses:
-      pe.explain_cache_miss(fun, list(self._jaxpr_cache), key, info)
+      pe.explain_cache_miss(fun, self._jaxpr_cache.keys(), key, info)
     if core.trace_ctx.trace is core.eval_trace:  # as JAX: a top-level trace is timed
       with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, self._name):
         closed = pe.trace_to_jaxpr(flat_fun, avals, info)
@@ -746,7 +739,7 @@ class PjitFunction:
     result = (closed, out_tree.val)
     # A jaxpr closing over an enclosing trace's tracers is valid only in that trace.
     if not any(isinstance(c, core.Tracer) for c in closed.consts):
-      self._jaxpr_cache[key] = result
+      self._jaxpr_cache.put(key, result)
     return result
 
   def _signature(self, leaves, dyn_args, dyn_kwargs):
@@ -964,7 +957,7 @@ class PjitFunction:
     out_shardings = self._leaf_out_shardings(out_tree, closed.out_avals)
     mesh = spmd.mesh_of(leaves, self._name, [*in_shardings, *out_shardings])
     if mesh is None:
-      mesh = constraints.jaxpr_mesh(closed.jaxpr) or get_concrete_mesh()
+      mesh = spmd.program_mesh(closed.jaxpr) or get_concrete_mesh()
     if mesh is None:
       raise ValueError(f"jit of {self._name}: shardings over several devices need a mesh")
     n_consts = len(closed.consts)
@@ -992,7 +985,7 @@ class PjitFunction:
 
   def _compile(self, statics, dyn_args, dyn_kwargs, leaves, in_tree, avals, device):
     closed, out_tree = self._trace(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals)
-    if constraints.jaxpr_mesh(closed.jaxpr) is not None:
+    if spmd.program_mesh(closed.jaxpr) is not None:
       # The function itself shards (with_sharding_constraint, shard_map): one SPMD program.
       entry = self._compile_spmd(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals,
                                  tuple(spmd.arg_sharding(x) for x in leaves))
@@ -1077,7 +1070,7 @@ class PjitFunction:
     donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
     module = None
     if (self._sharded or any(spmd.arg_sharding(x) is not None for x in leaves)
-        or constraints.jaxpr_mesh(closed.jaxpr) is not None):
+        or spmd.program_mesh(closed.jaxpr) is not None):
       in_shardings = self._leaf_in_shardings(dyn_args, dyn_kwargs, leaves)
       module = self._spmd_module(closed, out_tree, leaves, in_shardings, donate_mask)
     return Traced(self, closed, in_tree, out_tree, donate_mask, module)

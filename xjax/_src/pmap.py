@@ -14,6 +14,7 @@ import numpy as np
 from xjax._src import api_util
 from xjax._src import backend as _backend  # `pmap` has an argument of that name
 from xjax._src import core
+from xjax._src import executable_cache
 from xjax._src import tree_util
 from xjax._src.lax import structural
 from xjax._src.shard_map import shard_map
@@ -82,7 +83,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
   if backend is not None:
     from xjax._src import api
     api._check_backend(backend)
-  cache: dict = {}
+  # Per argument structure: the jitted shard_map (it caches its own traces and programs).
+  cache = executable_cache.LRUCache("pmap functions", 64)
 
   def prepare(args, kwargs):
     """``(jitted, leaves, eager, processes, in_axes_flat)`` of one call."""
@@ -107,13 +109,9 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
       mesh_devices = (devices or tuple(_backend.local_devices() if processes > 1
                                        else _backend.devices()))[:size]
     key = (in_tree, in_axes_flat, mesh_devices, statics, eager)
-    jitted = cache.get(key)
-    if jitted is None:
-      if len(cache) >= 64:
-        del cache[next(iter(cache))]
-      jitted = cache[key] = _build(fun, axis_name, mesh_devices, in_tree, in_axes_flat,
-                                   out_axes, static_argnums, statics,
-                                   _donated_leaves(donate, dyn_args), eager)
+    jitted = cache.get_or_build(key, lambda: _build(
+        fun, axis_name, mesh_devices, in_tree, in_axes_flat, out_axes, static_argnums,
+        statics, _donated_leaves(donate, dyn_args), eager))
     if eager and processes == 1:
       _check_divisible(leaves, in_axes_flat, len(mesh_devices), jitted.mesh, axis_name)
       leaves = _onto_mesh(leaves, jitted.mesh, in_axes_flat, axis_name)

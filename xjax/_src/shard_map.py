@@ -38,10 +38,12 @@ import numpy as np
 from xjax._src import api_util
 from xjax._src import core
 from xjax._src import dispatch
+from xjax._src import executable_cache
 from xjax._src import source_info
 from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
 from xjax._src.array import Array
+from xjax._src.config import config
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
@@ -118,7 +120,8 @@ def _shard_map(f, *, mesh, in_specs, out_specs, axis_names, check_vma):
   if not callable(f):
     raise TypeError("shard_map requires a callable for its first argument, "
                     f"but got {f} of type {type(f)}.")
-  traces: dict = {}  # eager calls: (in_tree, avals, specs, mesh) -> traced body, as jit caches
+  # Eager calls: (in_tree, avals, specs, mesh, trace context) -> traced body, as jit caches.
+  traces = executable_cache.LRUCache("shard_map traces", 64)
 
   def wrapped(*args):
     the_mesh, names = _check_mesh_and_specs(mesh, axis_names, in_specs, out_specs)
@@ -137,17 +140,13 @@ def _shard_map(f, *, mesh, in_specs, out_specs, axis_names, check_vma):
     _check_specs_vs_args(f, the_mesh, args, in_tree, in_specs, specs_flat, leaves)
     newly_manual = frozenset(names) - frozenset(the_mesh.manual_axes)
     manual = newly_manual | frozenset(the_mesh.manual_axes)
-    key = None
+    trace = lambda: _trace_body(f, the_mesh, manual, args, in_tree, leaves, dyn, dyn_specs,
+                                avals, out_specs, check_vma)
     if all(dyn) and core.current_trace() is core.eval_trace:
-      key = (in_tree, tuple(avals), dyn_specs, the_mesh)
-    entry = traces.get(key) if key is not None else None
-    if entry is None:
-      entry = _trace_body(f, the_mesh, manual, args, in_tree, leaves, dyn, dyn_specs, avals,
-                          out_specs, check_vma)
-      if key is not None:
-        if len(traces) >= 64:
-          del traces[next(iter(traces))]
-        traces[key] = entry
+      entry = traces.get_or_build(
+          (in_tree, tuple(avals), dyn_specs, the_mesh, core.trace_context()), trace)
+    else:
+      entry = trace()
     body, out_tree, out_specs_flat = entry
     dyn_args = [x for x, d in zip(leaves, dyn) if d]
     outs = _bind_closed(body, dyn_args, dyn_specs, out_specs_flat, mesh=the_mesh,
@@ -528,27 +527,23 @@ def _concrete_mesh(mesh, args) -> Mesh:
   return concrete
 
 
-_executables: dict = {}  # (jaxpr, mesh, specs, avals) -> ShardedExecutable, oldest dropped
-_CACHE_SIZE = 256
-
-
 @shard_map_p.def_impl
 def _shard_map_impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_manual_axes):
-  # As JAX: an eager shard_map is a jit of it, one SPMD program over the mesh.
+  # As JAX: an eager shard_map is a jit of it, one SPMD program over the mesh, cached by
+  # what the body computes (a new lambda each call compiles once).
   concrete = _concrete_mesh(mesh, args)
   avals = tuple(a.aval if type(a) is Array else core.get_aval(a) for a in args)
   params = dict(jaxpr=jaxpr, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
                 check_vma=check_vma, newly_manual_axes=newly_manual_axes)
-  key = (jaxpr, concrete, in_specs, out_specs, avals)
-  exe = _executables.get(key)
-  if exe is None:
-    if len(_executables) >= _CACHE_SIZE:
-      del _executables[next(iter(_executables))]
+  key = ("shard_map", dispatch.params_key(shard_map_p, params), avals, concrete,
+         config.context_id())
+
+  def build():
     closed = dispatch._one_eqn_jaxpr(shard_map_p, avals, params)
-    exe = _executables[key] = spmd.compile_spmd(
+    return spmd.compile_spmd(
         closed, concrete, [shardings.NamedSharding(concrete, s) for s in in_specs],
         [shardings.NamedSharding(concrete, s) for s in out_specs], "shard_map")
-  return exe.run(list(args))
+  return executable_cache.executables.get_or_build(key, build).run(list(args))
 
 
 # JVP: the body's JVP, with each nonzero tangent split like its primal.
@@ -759,8 +754,8 @@ def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
   module = ctx.module
   if module.spmd is None:
     raise NotImplementedError(
-        "internal: shard_map lowered outside an SPMD module; the enclosing jit must compile "
-        "over the mesh that xjax._src.shard_map.spmd_mesh(jaxpr) returns")
+        "internal: shard_map lowered outside an SPMD module; the enclosing program must "
+        "compile over the mesh that xjax._src.sharding.spmd.program_mesh(jaxpr) returns")
   if module.spmd.mesh.shape_tuple != mesh.shape_tuple:
     raise ValueError(f"shard_map over mesh {mesh} inside a computation over mesh "
                      f"{module.spmd.mesh}: the meshes must be the same")
@@ -768,19 +763,18 @@ def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
   manual = _all_manual(mesh, newly_manual_axes) | (outer.manual_axes if outer else frozenset())
   newly = [n for n in mesh.axis_names if n in newly_manual_axes]
   avals_in, avals_out = ctx.avals_in, ctx.avals_out
-  module.axis_context = lowering.AxisContext(module.spmd.mesh, manual)
   try:
-    if math.prod(mesh.shape[n] for n in newly) == 1:
-      return lowering.lower_jaxpr_body(ctx, jaxpr, [], list(args))
-    res = ctx.fresh()  # numbered before the body, as MLIR prints it
-    body = lowering.LoweringContext(module, ctx.counter, ctx.indent + "  ")
-    block_args = [lowering.Value(f"%arg_r{next(ctx.counter)}", hlo.aval_type(v.aval))
-                  for v in jaxpr.invars]
-    results = lowering.lower_jaxpr_body(body, jaxpr, [], block_args)
-    body.lines.append(body.indent + f'"sdy.return"({", ".join(v.name for v in results)}) : '
-                      f'({", ".join(v.type for v in results)}) -> ()')
+    with lowering.manual_axes(module, module.spmd.mesh, manual):
+      if math.prod(mesh.shape[n] for n in newly) == 1:
+        return lowering.lower_jaxpr_body(ctx, jaxpr, [], list(args))
+      res = ctx.fresh()  # numbered before the body, as MLIR prints it
+      body = lowering.LoweringContext(module, ctx.counter, ctx.indent + "  ")
+      block_args = [lowering.Value(f"%arg_r{next(ctx.counter)}", hlo.aval_type(v.aval))
+                    for v in jaxpr.invars]
+      results = lowering.lower_jaxpr_body(body, jaxpr, [], block_args)
+      body.lines.append(body.indent + f'"sdy.return"({", ".join(v.name for v in results)}) : '
+                        f'({", ".join(v.type for v in results)}) -> ()')
   finally:
-    module.axis_context = outer
     ctx.avals_in, ctx.avals_out = avals_in, avals_out
   open_dims = len(manual) < len(mesh.axis_names)
   in_sh = ", ".join(_sdy_sharding(s, len(a.shape), open_dims) for s, a in zip(in_specs, avals_in))
@@ -805,42 +799,3 @@ def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
 
 
 shard_map_p.def_lowering(_shard_map_lowering)
-
-
-# ----------------------------------------------------------------------------
-# For jit: which mesh a program containing shard_maps runs over
-
-
-def spmd_mesh(jaxpr) -> Mesh | None:
-  """The mesh of the shard_map equations in `jaxpr` (a Jaxpr or ClosedJaxpr), searched
-  through nested jaxprs; None if it has none.
-
-  A jit whose arguments are not sharded must still compile as one SPMD program
-  over this mesh when it contains a shard_map. An AbstractMesh resolves to the
-  context mesh.
-
-  Raises:
-    ValueError: shard_maps over different meshes.
-  """
-  found = None
-  stack = [jaxpr.jaxpr if isinstance(jaxpr, core.ClosedJaxpr) else jaxpr]
-  seen = set()
-  while stack:
-    j = stack.pop()
-    if id(j) in seen:
-      continue
-    seen.add(id(j))
-    for eqn in j.eqns:
-      if eqn.primitive is shard_map_p:
-        m = eqn.params["mesh"]
-        if isinstance(m, AbstractMesh):
-          m = mesh_lib.get_concrete_mesh()
-          if m is None:
-            raise ValueError("shard_map over an AbstractMesh needs a context mesh "
-                             "(jax.set_mesh) to run")
-        if found is not None and found != m:
-          raise ValueError(f"shard_maps over different meshes in one computation: {found} "
-                           f"and {m}")
-        found = m
-      stack.extend(core.jaxprs_in_params(eqn.params))
-  return found

@@ -9,6 +9,7 @@ regions with `LoweringContext.region` or private functions with
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import numpy as np
@@ -60,6 +61,28 @@ class AxisContext:
     rest = [i for i in range(len(names)) if i not in order]
     moved = ids.transpose(rest + order)
     return moved.reshape(-1, int(np.prod([ids.shape[i] for i in order], dtype=np.int64))).tolist()
+
+
+@contextlib.contextmanager
+def manual_axes(module: "ModuleContext", mesh, manual):
+  """Lowers a manual (per-device) body over `manual` axes of `mesh`.
+
+  Sets ``module.axis_context`` for the collectives' lowering rules and binds
+  the manual axes as named axes (`core.extend_axis_env`) for as long as the
+  body is emitted: lowering rules that trace again (a scan lowered as a while
+  loop, `lower_fun` rules, ...) then see the axes their collectives name, as
+  the body's first trace did.
+  """
+  outer = module.axis_context
+  module.axis_context = AxisContext(mesh, manual)
+  try:
+    with contextlib.ExitStack() as stack:
+      for name in mesh.axis_names:
+        if name in manual:
+          stack.enter_context(core.extend_axis_env(name, mesh.shape[name]))
+      yield module.axis_context
+  finally:
+    module.axis_context = outer
 
 
 class SpmdModule:

@@ -537,7 +537,8 @@ def reduce(operands, init_values, computation, dimensions):
     out = monoid_reducer(flat_operands[0], dimensions)
     return ew.convert_element_type(out, core.get_aval(out).dtype, weak_type=weak_type)
   init_avals = tuple(core.get_aval(x) for x in flat_inits)
-  closed_jaxpr, out_tree = _reduction_jaxpr(computation, init_avals, init_tree)
+  closed_jaxpr, out_tree = _reduction_jaxpr(computation, init_avals, init_tree,
+                                              core.trace_context())
   outs = reduce_p.bind(*flat_operands, *flat_inits, computation=computation,
                        jaxpr=closed_jaxpr, dimensions=dimensions)
   return tree_util.tree_unflatten(out_tree, outs)
@@ -568,7 +569,7 @@ def _monoid_reducer(computation, flat_inits):
 
 
 @functools.lru_cache(maxsize=512)
-def _reduction_jaxpr(computation, init_avals, init_tree):
+def _reduction_jaxpr(computation, init_avals, init_tree, context):
   """`computation` traced on scalar avals (cached, so equal calls share one jaxpr)."""
   in_tree = tree_util.tree_structure((init_tree.unflatten(init_avals),) * 2)
 

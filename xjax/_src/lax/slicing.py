@@ -841,7 +841,7 @@ class ScatterDimensionNumbers(NamedTuple):
 
 
 @functools.lru_cache(maxsize=512)
-def _reduction_jaxpr(computation, aval):
+def _reduction_jaxpr(computation, aval, context):
   """The jaxpr of ``computation(x, y)`` on two scalars of `aval` (cached, as JAX does,
   so equal scatters share one jaxpr) and its consts."""
   closed = pe.trace_to_jaxpr(lambda x, y: [computation(x, y)], [aval, aval])
@@ -854,7 +854,8 @@ def _scatter_bind(prim, computation, operand, scatter_indices, updates, dimensio
     jaxpr, consts = None, ()
   else:
     jaxpr, consts = _reduction_jaxpr(computation,
-                                     core.ShapedArray((), core.get_aval(operand).dtype))
+                                     core.ShapedArray((), core.get_aval(operand).dtype),
+                                     core.trace_context())
   return prim.bind(operand, scatter_indices, updates, update_jaxpr=jaxpr, update_consts=consts,
                    dimension_numbers=_hashable_dnums(dimension_numbers),
                    indices_are_sorted=bool(indices_are_sorted),

@@ -156,7 +156,7 @@ def _with_leading_window(params) -> dict:
 
 
 @functools.lru_cache(maxsize=512)
-def _window_reduction_jaxpr(computation, init_avals, init_tree):
+def _window_reduction_jaxpr(computation, init_avals, init_tree, context):
   """`computation` traced on pytrees of scalars (cached, so equal calls share one jaxpr)."""
   in_tree = tree_util.tree_structure((init_tree.unflatten(init_avals),) * 2)
 
@@ -180,7 +180,8 @@ def _window_reduction_jaxpr(computation, init_avals, init_tree):
 
 def _scalar_jaxpr(computation, aval):
   """(jaxpr, consts) of a combining function of two scalars of `aval` returning one."""
-  closed, _ = _window_reduction_jaxpr(computation, (aval,), tree_util.tree_structure(0))
+  closed, _ = _window_reduction_jaxpr(computation, (aval,), tree_util.tree_structure(0),
+                                     core.trace_context())
   return closed.jaxpr, tuple(closed.consts)
 
 
@@ -267,7 +268,8 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     out = monoid_reducer(flat_operands[0], **params)
     return tree_util.tree_unflatten(operand_tree, [out])
   init_avals = tuple(core.get_aval(x) for x in flat_inits)
-  closed, out_tree = _window_reduction_jaxpr(computation, init_avals, init_tree)
+  closed, out_tree = _window_reduction_jaxpr(computation, init_avals, init_tree,
+                                             core.trace_context())
   if operand_tree != out_tree:
     raise ValueError("reduce_window output must have the same tree structure as the operands "
                      f"{operand_tree} vs. {out_tree}")

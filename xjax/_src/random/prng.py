@@ -37,6 +37,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from xjax._src import core
+from xjax._src import executable_cache
 from xjax._src import dispatch
 from xjax._src import dtypes
 from xjax._src import jaxpr_keys
@@ -167,16 +168,14 @@ def run_eager(name: str, fn, *args, fn_key=None) -> list:
     hit = (dispatch.cached_executable(key, lambda: dispatch.compile_jaxpr(closed, device, name)),
            out_avals)
     if memo_key is not None:
-      if len(_eager_programs) >= 512:
-        _eager_programs.pop(next(iter(_eager_programs)))
-      _eager_programs[memo_key] = hit
+      hit = _eager_programs.put(memo_key, hit)
   exe, out_avals = hit
   outs = exe.run([dispatch.to_buffer(a, device) for a in args], committed)
   return [_as_keys(o, a) if core.is_extended(a) else o for o, a in zip(outs, out_avals)]
 
 
-# (fn_key, argument avals, device, flags) -> (executable, output avals), oldest first.
-_eager_programs: dict = {}
+# (fn_key, argument avals, device, flags) -> (executable, output avals).
+_eager_programs = executable_cache.LRUCache("prng eager programs", 512)
 
 
 # ----------------------------------------------------------------------------

@@ -6,7 +6,7 @@ context mesh of Explicit axes it only asserts the type), `reshard` binds
 Both lower to Shardy's ``sdy.sharding_constraint`` (XLA's partitioner then
 lays the value out so, moving data between devices as needed). Eagerly they
 place the value on the sharding. A jit whose jaxpr holds one runs as a
-program over the constraint's mesh (`jaxpr_mesh`).
+program over the constraint's mesh (`spmd.program_mesh`).
 """
 from __future__ import annotations
 
@@ -211,35 +211,3 @@ def reshard(xs, out_shardings):
     ndim = len(core.get_aval(v).shape)
     return reshard_p.bind(v, dst_sharding=s.with_spec(s.spec._normalized_spec_for_aval(ndim)))
   return _constrain(xs, out_shardings, "reshard", lambda v, s: False, bind)
-
-
-# ----------------------------------------------------------------------------
-# The mesh a jaxpr's own equations name
-
-def jaxpr_mesh(jaxpr: core.Jaxpr):
-  """The mesh of the first sharding or mesh an equation's params hold (sub-jaxprs
-  included), else None: such a program runs over that mesh's devices. (Walked at
-  compile time only.)"""
-  for eqn in jaxpr.eqns:
-    for value in eqn.params.values():
-      found = _mesh_in(value)
-      if found is not None:
-        return found
-  return None
-
-
-def _mesh_in(value):
-  if isinstance(value, Mesh):
-    return value
-  if isinstance(value, NamedSharding) and isinstance(value.mesh, Mesh):
-    return value.mesh
-  if isinstance(value, core.ClosedJaxpr):
-    return jaxpr_mesh(value.jaxpr)
-  if isinstance(value, core.Jaxpr):
-    return jaxpr_mesh(value)
-  if isinstance(value, (tuple, list)):
-    for v in value:
-      m = _mesh_in(v)
-      if m is not None:
-        return m
-  return None

@@ -17,6 +17,9 @@ import threading
 
 import numpy as np
 
+from xjax._src import config as config_lib
+from xjax._src.config import config
+
 
 class AxisType(enum.Enum):
   """Who partitions along a mesh axis (mirrors `jax.sharding.AxisType`)."""
@@ -259,11 +262,13 @@ _global_mesh = [None]
 
 def _push_mesh(mesh):
   _context.stack.append(mesh)
+  config.trace_context_changed()
   return len(_context.stack)
 
 
 def _pop_mesh(token):
   del _context.stack[token - 1:]
+  config.trace_context_changed()
 
 
 def get_concrete_mesh():
@@ -271,6 +276,11 @@ def get_concrete_mesh():
   if _context.stack:
     return _context.stack[-1]
   return _global_mesh[0]
+
+
+# The context mesh changes what a trace produces (shardings of values, `get_abstract_mesh`
+# read by the function): every trace and executable cache keys on it.
+config_lib.register_trace_context(get_concrete_mesh)
 
 
 def get_abstract_mesh() -> AbstractMesh:
@@ -291,6 +301,7 @@ class _SetMesh:
 
   def __exit__(self, *exc):
     _global_mesh[0] = self._previous
+    config.trace_context_changed()
     return False
 
 
@@ -306,6 +317,7 @@ def set_mesh(mesh: Mesh) -> _SetMesh:
     raise ValueError(f"Expected mesh of type `jax.sharding.Mesh`. Got {type(mesh)}")
   previous = _global_mesh[0]
   _global_mesh[0] = mesh
+  config.trace_context_changed()
   return _SetMesh(previous)
 
 

@@ -11,15 +11,19 @@ shardings XLA gave them.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from xjax._src import backend
 from xjax._src import core
+from xjax._src import executable_cache
+from xjax._src.config import config
 from xjax._src.array import Array
 from xjax._src.interpreters import lowering
 from xjax._src.sharding import rules
 from xjax._src.sharding import shardings as sh
-from xjax._src.sharding.mesh import Mesh
+from xjax._src.sharding.mesh import AbstractMesh, Mesh, get_concrete_mesh
 
 
 class SPMD:
@@ -123,12 +127,12 @@ def _reshard(x: Array, sharding) -> Array:
     # Different meshes (or a layout XLA chose): through the host.
     return place(np.asarray(x._value), dst)
   key = ("reshard", x.aval, src, dst)
-  exe = _executables.get(key)
-  if exe is None:
+
+  def build():
     from xjax._src.interpreters import partial_eval as pe
     closed = pe.trace_to_jaxpr(lambda v: [v], [x.aval.update(weak_type=False, sharding=None)])
-    exe = _executables[key] = compile_spmd(closed, dst.mesh, [src], [dst], "reshard")
-  return exe.run([x])[0]
+    return compile_spmd(closed, dst.mesh, [src], [dst], "reshard")
+  return _executables.get_or_build(key, build).run([x])[0]
 
 
 # ----------------------------------------------------------------------------
@@ -189,8 +193,7 @@ def _sharding_of(mesh: Mesh, op_sharding, ndim: int):
   return sh.named_sharding_for_tiles(mesh, tiles, ndim)
 
 
-_executables: dict = {}
-_CACHE_SIZE = 4096
+_executables = executable_cache.executables
 
 
 def compile_spmd(closed: core.ClosedJaxpr, mesh: Mesh, in_shardings, out_shardings, name: str,
@@ -214,6 +217,63 @@ def compile_spmd(closed: core.ClosedJaxpr, mesh: Mesh, in_shardings, out_shardin
 
 # ----------------------------------------------------------------------------
 # Which mesh a computation runs over
+
+
+def program_mesh(jaxpr) -> Mesh | None:
+  """The mesh a program's own equations name (a shard_map's mesh, a sharding
+  constraint's), searched through nested jaxprs; None if none does.
+
+  Such a program runs as one SPMD program over that mesh's devices even when
+  its arguments are not sharded (an eager `lax.scan` whose body calls a
+  shard_map, a nested jit holding a constraint). An `AbstractMesh` resolves to
+  the context mesh.
+
+  Raises:
+    ValueError: an AbstractMesh with no context mesh of its axes.
+  """
+  if isinstance(jaxpr, core.ClosedJaxpr):
+    jaxpr = jaxpr.jaxpr
+  found = _named_meshes.get(jaxpr, _UNSEEN)
+  if found is _UNSEEN:
+    found = _named_meshes[jaxpr] = _first_mesh(jaxpr)
+  if found is None or isinstance(found, Mesh):
+    return found
+  concrete = get_concrete_mesh()
+  if concrete is None or concrete.abstract_mesh.shape_tuple != found.shape_tuple:
+    raise ValueError(f"a computation over the AbstractMesh {found} needs a context mesh of "
+                     "the same axes (jax.set_mesh) to run")
+  return concrete
+
+
+_UNSEEN = object()
+# Jaxprs are immutable: the mesh (or AbstractMesh) each names, found once.
+_named_meshes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _first_mesh(jaxpr: core.Jaxpr):
+  for eqn in jaxpr.eqns:
+    for value in eqn.params.values():
+      found = _mesh_in(value)
+      if found is not None:
+        return found
+  return None
+
+
+def _mesh_in(value):
+  if isinstance(value, (Mesh, AbstractMesh)):
+    return value
+  if isinstance(value, sh.NamedSharding) and isinstance(value.mesh, (Mesh, AbstractMesh)):
+    return value.mesh
+  if isinstance(value, core.ClosedJaxpr):
+    return _first_mesh(value.jaxpr)
+  if isinstance(value, core.Jaxpr):
+    return _first_mesh(value)
+  if isinstance(value, (tuple, list)):
+    for v in value:
+      m = _mesh_in(v)
+      if m is not None:
+        return m
+  return None
 
 
 def mesh_of(args, name: str, extra_shardings=()) -> Mesh:
@@ -295,17 +355,15 @@ def apply_primitive(prim, args, params):
   from xjax._src import dispatch
   avals = tuple(a.aval if type(a) is Array else core.get_aval(a) for a in args)
   in_shardings = in_shardings_of(args, prim.name)
-  key = (prim, dispatch.params_key(prim, params), avals, in_shardings)
-  exe = _executables.get(key)
-  if exe is None:
-    if len(_executables) >= _CACHE_SIZE:
-      del _executables[next(iter(_executables))]
+  key = ("spmd", prim, dispatch.params_key(prim, params), avals, in_shardings,
+         config.context_id())
+
+  def build():
     closed = dispatch._one_eqn_jaxpr(prim, avals, params)
-    exe = _executables[key] = compile_spmd(closed, mesh_of(args, prim.name), in_shardings,
-                                           [None] * len(closed.out_avals), prim.name)
-  outs = exe.run(args)
+    mesh = mesh_of(args, prim.name) or program_mesh(closed.jaxpr)
+    return compile_spmd(closed, mesh, in_shardings, [None] * len(closed.out_avals),
+                        prim.name)
+  outs = _executables.get_or_build(key, build).run(args)
   return outs if prim.multiple_results else outs[0]
 
 
-def clear_cache() -> None:
-  _executables.clear()

@@ -22,7 +22,6 @@ from xjax._src import core
 from xjax._src import source_info
 from xjax._src import tree_util
 from xjax._src.api_util import flatten_fun_nokwargs, fun_signature
-from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.lax.structural import broadcast_in_dim
 
@@ -40,7 +39,7 @@ def trace_to_jaxpr(fun, in_tree, in_avals, traced_for: str, arg_names=None, key=
   over), followed by the flat arguments. Traces are cached per function when
   nothing captured is a tracer (as JAX caches its control-flow jaxprs).
   """
-  cache_key = (in_tree, tuple(in_avals), traced_for, key, config.values_key())
+  cache_key = (in_tree, tuple(in_avals), traced_for, key, core.trace_context())
   try:
     per_fun = _trace_cache.setdefault(fun, {})
   except TypeError:
