@@ -91,12 +91,15 @@ def pick_device(args, name: str):
   return default_device(), False
 
 
-_scalar_buffers: dict = {}
+# Device buffers of Python scalars by (type, value, dtype, device): `x + 1.0` in a loop
+# transfers 1.0 once. Never handed to a program that donates it (see `to_buffer`).
+_scalar_buffers = executable_cache.LRUCache("scalar buffers", 4096)
 
 
-def to_buffer(x, device, aval=None):
+def to_buffer(x, device, aval=None, donated: bool = False):
   """The device buffer of an argument on `device`, transferring host values (`aval`: x's,
-  when the caller has it)."""
+  when the caller has it). A `donated` argument's buffer is consumed by the program: a
+  host value then gets a buffer of its own, never the one cached for its value."""
   if type(x) is Array:
     if x._device == device:
       return x._buf
@@ -115,13 +118,12 @@ def to_buffer(x, device, aval=None):
     check_host_to_device(aval, device, explicit=False)
   # Python scalars are cached by value; a float zero or NaN is not, since equal
   # keys would give -0.0 the buffer of 0.0 (issue 12) and NaN would never hit.
-  if type(x) in (int, bool) or (type(x) is float and x == x and x != 0.0):
+  if not donated and (type(x) in (int, bool) or (type(x) is float and x == x and x != 0.0)):
     key = (type(x), x, aval.dtype, device)
     buf = _scalar_buffers.get(key)
     if buf is None:
-      if len(_scalar_buffers) > 4096:
-        _scalar_buffers.clear()
-      buf = _scalar_buffers[key] = backend.transfer_to_device(np.asarray(x, aval.dtype), device)
+      buf = _scalar_buffers.put(key, backend.transfer_to_device(np.asarray(x, aval.dtype),
+                                                                device))
     return buf
   return backend.transfer_to_device(np.asarray(x, aval.dtype), device)
 

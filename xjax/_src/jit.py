@@ -868,6 +868,8 @@ class PjitFunction:
               and all(type(x) is Array for x in leaves)):
             # Positional Array arguments in tuples, lists and dicts: `_fast_call`.
             cache.fast_call = _fast_call(cache, entry, root[2][0], avals, device)
+      if entry.donate_mask is not None and not entry.by_leaves:
+        buffers = _owned_buffers(leaves, buffers, entry.donate_mask, device)
       outs = (entry.executable.run(leaves) if entry.by_leaves
               else entry.executable.run(buffers, committed))
       if entry.donate_mask is not None:
@@ -1305,10 +1307,16 @@ class Compiled(stages.Stage):
       raise TypeError(
           "Argument types differ from the types for which this computation was compiled. "
           f"Expected {[a.str_short() for a in expected]}, got {[a.str_short() for a in avals]}")
+    mask = self._traced._donate_mask
     if isinstance(self._executable, spmd.ShardedExecutable):
-      return tree_util.tree_unflatten(self.out_tree, self._executable.run(leaves))
-    device = self._executable.device
-    outs = self._executable.run([dispatch.to_buffer(x, device) for x in leaves], False)
+      outs = self._executable.run(leaves)
+    else:
+      device = self._executable.device
+      outs = self._executable.run(
+          [dispatch.to_buffer(x, device, donated=mask is not None and mask[i])
+           for i, x in enumerate(leaves)], False)
+    if mask is not None:
+      _mark_donated(leaves, mask)
     return tree_util.tree_unflatten(self.out_tree, outs)
 
 
@@ -1439,6 +1447,14 @@ def _resolve_specs(tree, what: str):
       return NamedSharding(mesh, leaf)
     raise ValueError(f"{what} leaves must be Shardings, PartitionSpecs or None, got {leaf!r}")
   return tree_util.tree_map(resolve, tree, is_leaf=_is_sharding_leaf)
+
+
+def _owned_buffers(leaves, buffers, mask, device) -> list:
+  """`buffers` with each donated host value's buffer replaced by one of its own: a donated
+  buffer is consumed, and the one `to_buffer` caches for a Python scalar serves every later
+  use of that value in the process."""
+  return [dispatch.to_buffer(x, device, donated=True) if d and type(x) is not Array else b
+          for x, b, d in zip(leaves, buffers, mask)]
 
 
 def _mark_donated(leaves, mask) -> None:
