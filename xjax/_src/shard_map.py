@@ -138,6 +138,7 @@ def _shard_map(f, *, mesh, in_specs, out_specs, axis_names, check_vma):
     avals = [api_util.shaped_abstractify(x) for x, d in zip(leaves, dyn) if d]
     dyn_specs = tuple(s for s in specs_flat if s is not None)
     _check_specs_vs_args(f, the_mesh, args, in_tree, in_specs, specs_flat, leaves)
+    _check_explicit_inputs(the_mesh, names, specs_flat, leaves)
     newly_manual = frozenset(names) - frozenset(the_mesh.manual_axes)
     manual = newly_manual | frozenset(the_mesh.manual_axes)
     trace = lambda: _trace_body(f, the_mesh, manual, args, in_tree, leaves, dyn, dyn_specs,
@@ -184,10 +185,11 @@ def _trace_body(f, mesh, manual, args, in_tree, leaves, dyn, in_specs, avals, ou
     closed = pe.trace_to_jaxpr(flat_body, per_device, info)
   out_tree, specs = store["out_tree"], store["specs"]
   _check_out_ranks(f, out_tree, out_specs, specs, closed.out_avals)
+  in_vma = [frozenset()] * len(closed.jaxpr.constvars) + [
+      frozenset(n for e in s for n in axes_of(e)) & manual for s in in_specs]
+  # Always: programs whose devices could run different collectives never reach XLA.
+  vma = _check_collectives_agree(closed.jaxpr, in_vma, manual, check_vma)
   if check_vma:
-    in_vma = [frozenset()] * len(closed.jaxpr.constvars) + [
-        frozenset(n for e in s for n in axes_of(e)) & manual for s in in_specs]
-    vma = _varying_axes(closed.jaxpr, in_vma)
     _check_vma(f, mesh, manual, out_tree, out_specs, specs, vma)
   return _hoist_consts(closed), out_tree, specs
 
@@ -373,6 +375,33 @@ def _check_specs_vs_args(f, mesh, args, in_tree, in_specs, specs_flat, leaves) -
         f"or else padding the input and adapting '{name}' appropriately.")
 
 
+def _check_explicit_inputs(mesh, manual, specs_flat, leaves) -> None:
+  """Over a mesh whose axes are all Explicit and all manual here, each argument typed with a
+  sharding (an Array or tracer over Explicit axes) must already be laid out as its in_spec
+  says (JAX's check: shard_map does not reshard). Unlike JAX, an argument without a
+  sharding (a host value, an uncommitted Array) is accepted and split as in_specs say."""
+  types = dict(zip(mesh.axis_names, mesh.axis_types))
+  if frozenset(manual) != frozenset(mesh.axis_names) or not all(
+      types[a] is AxisType.Explicit for a in manual):
+    return
+  for x, spec in zip(leaves, specs_flat):
+    if spec is None:
+      continue
+    aval = api_util.shaped_abstractify(x)
+    sharding = getattr(aval, "sharding", None)
+    if sharding is None:
+      continue
+    spec = spec._normalized_spec_for_aval(len(aval.shape))
+    arg_spec = sharding.spec
+    if arg_spec != spec:
+      raise ValueError(
+          f"in_specs passed to shard_map: {spec} does not match the specs of the input: "
+          f"{arg_spec} for arg: {aval.str_short()}. `in_specs` is an optional argument so you "
+          "can omit specifying it and shard_map will infer the in_specs from the arguments. "
+          "If you want to reshard your inputs, you can use `jax.reshard` on the arguments "
+          "and then pass those args to shard_map.")
+
+
 def _check_out_ranks(f, out_tree, out_specs, specs, out_avals) -> None:
   full = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
   spec_paths = _spec_paths(out_specs, full)
@@ -390,6 +419,9 @@ def _check_out_ranks(f, out_tree, out_specs, specs, out_avals) -> None:
 # Collectives that make their result the same along the axes they reduce over. (As in
 # JAX 0.10.2, all_gather's result still counts as varying.)
 _INVARIANT_ALONG = {"psum": "axes", "pmax": "axes", "pmin": "axes"}
+# Primitives that communicate between devices: every device of a group must run them.
+_COLLECTIVES = frozenset({"psum", "pmax", "pmin", "all_gather", "reduce_scatter",
+                          "all_to_all", "ppermute", "pbroadcast"})
 
 
 def _names_param(value) -> frozenset:
@@ -397,34 +429,184 @@ def _names_param(value) -> frozenset:
   return frozenset(v for v in values if not isinstance(v, int))
 
 
-def _varying_axes(jaxpr: core.Jaxpr, in_vma) -> list:
+def _collectives(jaxpr: core.Jaxpr) -> tuple:
+  """The collectives `jaxpr` runs, in order, sub-jaxprs included: (name, axes) pairs."""
+  out = []
+  for eqn in jaxpr.eqns:
+    name = eqn.primitive.name
+    if name in _COLLECTIVES:
+      axes = eqn.params.get("axes", eqn.params.get("axis_name"))
+      out.append((name, tuple(sorted(map(str, _names_param(axes))))))
+    for sub in core.jaxprs_in_params(eqn.params):
+      out.extend(_collectives(sub))
+  return tuple(out)
+
+
+def _varying_axes(jaxpr: core.Jaxpr, in_vma, ctx=None) -> list:
   """Per output of `jaxpr`, the manual axes along which it may differ between devices.
 
-  A small stand-in for JAX's varying-manual-axes types: inputs vary along the
-  axes their specs name; reductions over an axis make their result invariant
-  along it; `axis_index` varies along its axis; nested jits
-  are followed; any other equation varies as its operands do.
+  A stand-in for JAX's varying-manual-axes types: inputs vary along the axes
+  their specs name; reductions over an axis make their result invariant along
+  it; `axis_index` varies along its axis; every higher-order primitive's
+  sub-jaxprs are followed (cond, while and scan by their own rules below, and
+  any primitive whose one sub-jaxpr takes its operands as they are: jit,
+  checkpoint, custom_jvp/vjp, nested shard_map ...); any other equation varies
+  as its operands do.
+
+  With `ctx` (a `_VmaContext`), control flow whose devices could run different
+  collectives (which deadlocks XLA's all-reduce and aborts the process) raises
+  first.
   """
   env = dict(zip([*jaxpr.constvars, *jaxpr.invars], in_vma, strict=True))
   read = lambda v: frozenset() if type(v) is core.Literal else env[v]
   for eqn in jaxpr.eqns:
-    ins = frozenset().union(*map(read, eqn.invars))
+    ins = [read(v) for v in eqn.invars]
+    union = frozenset().union(*ins)
     name, params = eqn.primitive.name, eqn.params
-    sub = params.get("jaxpr")
-    if name in _INVARIANT_ALONG and params.get("axis_index_groups") is None:
-      outs = [ins - _names_param(params[_INVARIANT_ALONG[name]])] * len(eqn.outvars)
+    rule = _VMA_RULES.get(name)
+    if rule is not None:
+      outs = rule(eqn, ins, ctx)
+    elif name in _INVARIANT_ALONG and params.get("axis_index_groups") is None:
+      outs = [union - _names_param(params[_INVARIANT_ALONG[name]])] * len(eqn.outvars)
     elif name == "axis_index":
       outs = [_names_param(params["axis_name"])]
     elif name == "pvary":
-      outs = [ins | _names_param(params["axes"])]
-    elif (name == "jit" and isinstance(sub, core.ClosedJaxpr)
-          and len(sub.jaxpr.invars) == len(eqn.invars)):
-      outs = _varying_axes(sub.jaxpr, [frozenset()] * len(sub.jaxpr.constvars)
-                           + [read(v) for v in eqn.invars])
+      outs = [union | _names_param(params["axes"])]
     else:
-      outs = [ins] * len(eqn.outvars)
+      outs = _call_like(eqn, ins, ctx)
+      if outs is None:
+        outs = [union] * len(eqn.outvars)
     env.update(zip(eqn.outvars, outs))
   return [read(v) for v in jaxpr.outvars]
+
+
+def _sub_vma(closed, ins, ctx) -> list:
+  jaxpr = closed.jaxpr if isinstance(closed, core.ClosedJaxpr) else closed
+  return _varying_axes(jaxpr, [frozenset()] * len(jaxpr.constvars) + list(ins), ctx)
+
+
+def _call_like(eqn, ins, ctx):
+  """Outputs' axes of an equation whose one sub-jaxpr takes its operands and gives its
+  results as they are (jit, checkpoint, custom_jvp/vjp's primal, a nested shard_map);
+  None for other equations."""
+  subs = [v for v in eqn.params.values() if isinstance(v, (core.Jaxpr, core.ClosedJaxpr))]
+  if len(subs) != 1:
+    return None
+  jaxpr = subs[0].jaxpr if isinstance(subs[0], core.ClosedJaxpr) else subs[0]
+  if len(jaxpr.invars) != len(ins) or len(jaxpr.outvars) != len(eqn.outvars):
+    return None
+  return _sub_vma(subs[0], ins, ctx)
+
+
+class _VmaContext:
+  """What the deadlock checks need: the manual axes and how to name things in errors."""
+
+  def __init__(self, manual, check_vma: bool):
+    self.manual = frozenset(manual)
+    self.check_vma = check_vma
+
+
+def _branch_names(eqn) -> list[str]:
+  n = len(eqn.params["branches"])
+  return ["false_fun", "true_fun"] if n == 2 else [f"branch {i}" for i in range(n)]
+
+
+def _branch_info(closed) -> str:
+  info = getattr(closed.jaxpr, "debug_info", None)
+  return getattr(info, "func_src_info", None) or "<unknown>"
+
+
+def _show_vma(aval, vma) -> str:
+  axes = ",".join(sorted(map(str, vma)))
+  return aval.str_short() + (f"{{V:{axes}}}" if vma else "")
+
+
+def _cond_vma(eqn, ins, ctx):
+  branches = eqn.params["branches"]
+  index, ops = ins[0], ins[1:]
+  outs = [_sub_vma(b, ops, ctx) for b in branches]
+  if ctx is not None and index & ctx.manual:
+    # The devices may take different branches: they must run the same collectives.
+    sigs = [_collectives(b.jaxpr) for b in branches]
+    if len(set(sigs)) > 1:
+      names = _branch_names(eqn)
+      order = [1, 0] if len(branches) == 2 else list(range(len(branches)))
+      api = "cond" if len(branches) == 2 else "switch"
+      first = order[0]
+      for j in order[1:]:
+        for k, (a, b) in enumerate(zip(outs[first], outs[j])):
+          if (a & ctx.manual) != (b & ctx.manual):
+            aval = eqn.outvars[k].aval
+            raise TypeError(
+                f"{api} branches must have equal output types but they differ.\n\n"
+                f"{names[first]} is {_branch_info(branches[first])}\n"
+                f"{names[j]} is {_branch_info(branches[j])}\n\n"
+                f"The output of {names[first]} has type {_show_vma(aval, a & ctx.manual)} but "
+                f"the corresponding output of {names[j]} has type "
+                f"{_show_vma(aval, b & ctx.manual)}, so the manual axis types do not match.\n"
+                f"\nRevise {names[first]} and/or {names[j]} so that all output types match.")
+      shown = "; ".join(f"{names[i]} ({_branch_info(branches[i])}) runs "
+                        f"{_show_collectives(sigs[i])}" for i in order)
+      raise ValueError(
+          f"A {api} inside shard_map whose predicate may differ between devices (it varies "
+          f"along mesh axes {sorted(map(str, index & ctx.manual))}) has branches that run "
+          f"different collectives: {shown}. Devices taking different branches would wait "
+          "for each other forever. Make the predicate the same on every device (for "
+          "example compute it from a psum or pmax over those axes), or run the same "
+          "collectives in every branch.")
+  return [index.union(*col) for col in zip(*outs)]
+
+
+def _show_collectives(sig) -> str:
+  return ", ".join(f"{n} over {list(a)}" for n, a in sig) if sig else "no collectives"
+
+
+def _while_vma(eqn, ins, ctx):
+  p = eqn.params
+  nc, nb = p["cond_nconsts"], p["body_nconsts"]
+  cond_consts, body_consts, carry = ins[:nc], ins[nc:nc + nb], list(ins[nc + nb:])
+  while True:  # the axes a carry may vary along only grow: a fixpoint
+    pred, = _sub_vma(p["cond_jaxpr"], [*cond_consts, *carry], None)
+    outs = _sub_vma(p["body_jaxpr"], [*body_consts, *carry], None)
+    new = [c | o | pred for c, o in zip(carry, outs)]
+    if new == carry:
+      break
+    carry = new
+  if ctx is not None and pred & ctx.manual:
+    sig = _collectives(p["cond_jaxpr"].jaxpr) + _collectives(p["body_jaxpr"].jaxpr)
+    if sig:
+      raise ValueError(
+          "A while_loop (or fori_loop) inside shard_map whose predicate may differ between "
+          f"devices (it varies along mesh axes {sorted(map(str, pred & ctx.manual))}) runs "
+          f"collectives ({_show_collectives(sig)}): devices running different numbers of "
+          "iterations would wait for each other forever. Make the predicate the same on "
+          "every device (for example reduce it with pmax over those axes).")
+  # Run once more with the check on, for the loops nested in the body.
+  _sub_vma(p["cond_jaxpr"], [*cond_consts, *carry], ctx)
+  _sub_vma(p["body_jaxpr"], [*body_consts, *carry], ctx)
+  return carry
+
+
+def _scan_vma(eqn, ins, ctx):
+  p = eqn.params
+  nc, ncar = p["num_consts"], p["num_carry"]
+  consts, carry, xs = ins[:nc], list(ins[nc:nc + ncar]), ins[nc + ncar:]
+  while True:
+    outs = _sub_vma(p["jaxpr"], [*consts, *carry, *xs], None)
+    new = [c | o for c, o in zip(carry, outs[:ncar])]
+    if new == carry:
+      break
+    carry = new
+  outs = _sub_vma(p["jaxpr"], [*consts, *carry, *xs], ctx)
+  return [*carry, *outs[ncar:]]
+
+
+_VMA_RULES = {"cond": _cond_vma, "while": _while_vma, "scan": _scan_vma}
+
+
+def _check_collectives_agree(jaxpr: core.Jaxpr, in_vma, manual, check_vma: bool) -> list:
+  """`_varying_axes` with the deadlock checks on (every shard_map body goes through it)."""
+  return _varying_axes(jaxpr, in_vma, _VmaContext(manual, check_vma))
 
 
 def _check_vma(f, mesh, manual, out_tree, out_specs, specs, vma) -> None:
