@@ -253,11 +253,11 @@ class AbstractMesh(_MeshBase):
 
 class _MeshContext(threading.local):
   def __init__(self):
-    self.stack: list = []
+    self.stack: list = []  # use_mesh's, innermost last
+    self.mesh = None  # set_mesh's: thread-local too, as in JAX (a new thread has none)
 
 
 _context = _MeshContext()
-_global_mesh = [None]
 
 
 def _push_mesh(mesh):
@@ -275,7 +275,7 @@ def get_concrete_mesh():
   """The context mesh (`set_mesh`/`use_mesh`/``with mesh:``), or None."""
   if _context.stack:
     return _context.stack[-1]
-  return _global_mesh[0]
+  return _context.mesh
 
 
 # The context mesh changes what a trace produces (shardings of values, `get_abstract_mesh`
@@ -300,13 +300,13 @@ class _SetMesh:
     return self
 
   def __exit__(self, *exc):
-    _global_mesh[0] = self._previous
+    _context.mesh = self._previous
     config.trace_context_changed()
     return False
 
 
 def set_mesh(mesh: Mesh) -> _SetMesh:
-  """Makes `mesh` the context mesh: at once, or for a ``with`` block.
+  """Makes `mesh` the context mesh of this thread: at once, or for a ``with`` block.
 
   Raises:
     ValueError: `mesh` is not a concrete `Mesh`.
@@ -315,8 +315,8 @@ def set_mesh(mesh: Mesh) -> _SetMesh:
   """
   if not isinstance(mesh, Mesh):
     raise ValueError(f"Expected mesh of type `jax.sharding.Mesh`. Got {type(mesh)}")
-  previous = _global_mesh[0]
-  _global_mesh[0] = mesh
+  previous = _context.mesh
+  _context.mesh = mesh
   config.trace_context_changed()
   return _SetMesh(previous)
 

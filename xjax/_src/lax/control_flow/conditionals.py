@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from xjax._src import core
+from xjax._src.config import config
 from xjax._src import dtypes
 from xjax._src import effects
 from xjax._src import stablehlo as hlo
@@ -97,6 +98,8 @@ def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
       pred = pred != 0
     else:
       raise TypeError(f"Pred type must be either boolean or number, got {pred_dtype}.")
+  if config.jax_disable_jit and not isinstance(pred, core.Tracer):
+    return (true_fun if pred else false_fun)(*operands)  # as JAX: the branch runs in Python
   index = convert_element_type(pred, np.int32)
   return _bind_branches(index, (false_fun, true_fun), operands, "cond",
                         ("true_fun", "false_fun"), reference=1)
@@ -132,6 +135,8 @@ def switch(index, branches, *operands, operand=_no_operand):
     raise ValueError("Empty branch sequence")
   if len(branches) == 1:
     return branches[0](*operands)
+  if config.jax_disable_jit and not isinstance(index, core.Tracer):
+    return branches[min(max(int(index), 0), len(branches) - 1)](*operands)
   index = convert_element_type(index, np.int32)
   index = clamp(np.array(0, np.int32), index, np.array(len(branches) - 1, np.int32))
   return _bind_branches(index, branches, operands, "switch", None, reference=0)

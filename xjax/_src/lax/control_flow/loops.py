@@ -13,6 +13,9 @@ import weakref
 import numpy as np
 
 from xjax._src import core
+from xjax._src import dispatch
+from xjax._src import errors
+from xjax._src.config import config
 from xjax._src import dtypes
 from xjax._src import effects
 from xjax._src import tree_util
@@ -47,6 +50,10 @@ def trace_cond_and_body(cond_fun, body_fun, in_tree, avals):
   return cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree
 
 
+def _as_array(x):
+  return x if isinstance(x, (core.Tracer, dispatch.Array)) else dispatch.device_put_value(x)
+
+
 def while_loop(cond_fun, body_fun, init_val):
   """Repeats ``val = body_fun(val)`` while ``cond_fun(val)``; returns the final `val`.
 
@@ -66,6 +73,15 @@ def while_loop(cond_fun, body_fun, init_val):
   """
   if not (callable(body_fun) and callable(cond_fun)):
     raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
+  if config.jax_disable_jit:
+    # As JAX: the loop runs in Python, unless the condition needs a traced value (vmap).
+    try:
+      val = tree_util.tree_map(_as_array, init_val)
+      while cond_fun(val):
+        val = tree_util.tree_map(_as_array, body_fun(val))
+      return val
+    except errors.ConcretizationTypeError:
+      pass
   leaves, tree = tree_util.tree_flatten(init_val)
   avals = [abstractify(x) for x in leaves]
   in_tree = tree_util.tree_structure((init_val,))
@@ -369,6 +385,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     lower_ = upper_ = None
   if lower_ is not None and upper_ is not None:
     from xjax._src.lax.control_flow.scan import scan
+    if config.jax_disable_jit and upper_ <= lower_:
+      return init_val  # a Python scan cannot run zero iterations (it has no output type)
     scan_body = _cached_wrapper(_scan_bodies, body_fun, _fori_scan_body)
     (_, result), _ = scan(scan_body, (lower_, init_val), None,
                           length=max(upper_ - lower_, 0),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from xjax._src import core
+from xjax._src.config import config
 from xjax._src import tree_util
 from xjax._src import traceback_util
 from xjax._src.interpreters import ad
@@ -24,8 +25,26 @@ from xjax._src.lax.control_flow import common
 from xjax._src.lax.control_flow.conditionals import abstractify
 from xjax._src.lax.control_flow.loops import _split, while_loop
 from xjax._src.lax.elementwise import lt
-from xjax._src.lax.slicing import dynamic_index_in_dim, dynamic_update_index_in_dim
-from xjax._src.lax.structural import full, reshape
+from xjax._src.lax.slicing import dynamic_index_in_dim, dynamic_update_index_in_dim, index_in_dim
+from xjax._src.lax.structural import concatenate, expand_dims, full, reshape
+
+
+def _python_scan(f, init, xs_leaves, xs_tree, length, reverse):
+  """`scan` under `disable_jit`, as in JAX: `f` runs in Python on each slice in turn."""
+  if length == 0:
+    raise ValueError("zero-length scan is not supported in disable_jit() mode because the "
+                     "output type is unknown.")
+  steps = range(length - 1, -1, -1) if reverse else range(length)
+  carry, ys = init, []
+  for i in steps:
+    x = tree_util.tree_unflatten(xs_tree, [index_in_dim(v, i, keepdims=False)
+                                           for v in xs_leaves])
+    carry, y = f(carry, x)
+    ys.append(y)
+  if reverse:
+    ys.reverse()
+  stack = lambda *ys: concatenate([expand_dims(y, (0,)) for y in ys], 0)
+  return carry, tree_util.tree_map(stack, *ys)
 
 
 @traceback_util.api_boundary
@@ -61,10 +80,12 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
   if not callable(f):
     raise TypeError("lax.scan: f argument should be a callable.")
   init_leaves, init_tree = tree_util.tree_flatten(init)
-  xs_leaves, _ = tree_util.tree_flatten(xs)
+  xs_leaves, xs_tree = tree_util.tree_flatten(xs)
   init_avals = [abstractify(x) for x in init_leaves]
   xs_avals = [abstractify(x) for x in xs_leaves]
   length = _infer_length(xs_leaves, length)
+  if config.jax_disable_jit:
+    return _python_scan(f, init, xs_leaves, xs_tree, length, reverse)
   x_avals = [a.update(shape=a.shape[1:]) for a in xs_avals]
   in_tree = tree_util.tree_structure((init, xs))
 
