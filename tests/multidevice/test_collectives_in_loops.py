@@ -478,3 +478,41 @@ def test_layer_around_base_matches_numpy_simulation(base_name, layer, mode):
   x = make_input("none", len(layer))
   want = np_program(base, [layer], coll)(x.astype(np.float64))
   np.testing.assert_allclose(np.asarray(fun(x)), want, rtol=1e-5, atol=1e-5)
+
+
+# ----------------------------------------------------------------------------------
+# 5. all_to_all under vmap over several axis names (the reference for the programs above
+# on a (2, 4) mesh), against NumPy: member L, numbered row-major over the names, gets
+# chunk L of every member's split axis, concatenated in the members' order.
+
+
+def _np_all_to_all(members, split_axis, concat_axis):
+  n = len(members)
+  return [np.concatenate([np.split(m, n, split_axis)[k] for m in members], concat_axis)
+          for k in range(n)]
+
+
+@pytest.mark.parametrize("names", [("a", "b"), ("b", "a"), ("a", "b", "c"), ("c", "a", "b")],
+                         ids="".join)
+@pytest.mark.parametrize("split_axis,concat_axis", [(0, 0), (0, 2), (2, 1), (1, 1)])
+def test_vmapped_all_to_all_over_several_names_matches_numpy(names, split_axis, concat_axis):
+  sizes = {"a": 2, "b": 3, "c": 2}
+  member_shape = [2, 3, 4]
+  member_shape[split_axis] *= 12
+  x = np.random.default_rng(0).normal(size=(2, 3, 2, *member_shape)).astype(np.float32)
+  f = lambda m: lax.all_to_all(m, names, split_axis, concat_axis, tiled=True)
+  for name in ("c", "b", "a"):  # x's leading axes are a, b, c
+    f = jax.vmap(f, axis_name=name)
+  got = np.asarray(f(x))
+  index = lambda coords: int(np.ravel_multi_index([coords[n] for n in names],
+                                                  [sizes[n] for n in names]))
+  grid = [dict(zip("abc", c)) for c in np.ndindex(2, 3, 2)]
+  groups = {}  # the members sharing the coordinates along the other names, by index
+  for coords in grid:
+    key = tuple(coords[n] for n in "abc" if n not in names)
+    groups.setdefault(key, {})[index(coords)] = coords
+  for group in groups.values():
+    coords = [group[k] for k in range(len(group))]
+    want = _np_all_to_all([x[c["a"], c["b"], c["c"]] for c in coords], split_axis, concat_axis)
+    for c, w in zip(coords, want):
+      np.testing.assert_array_equal(got[c["a"], c["b"], c["c"]], w)

@@ -705,11 +705,47 @@ def _all_to_all_batch(axis_data, args, dims, *, split_axis, concat_axis, axis_na
                              **params), 0
   if axis_index_groups is not None:
     raise NotImplementedError("Please open a feature request!")
-  if len(names) > 1:
-    raise NotImplementedError("all_to_all over several axis names one of which is vmapped "
-                              "is not supported")
   x = batching.bdim_at_front(x, d, axis_data.size)
+  if len(names) > 1:
+    return _exchanged_over_several(x, split_axis, concat_axis, names, axis_data), 0
   return _exchanged(x, split_axis, concat_axis, axis_data.size), 0
+
+
+def _exchanged_over_several(x, split_axis: int, concat_axis: int, names, axis_data):
+  """The tiled all_to_all over `names`, one of them the vmapped axis, of the members
+  stacked on `x`'s leading axis, stacked likewise.
+
+  A member's number is row-major over `names`: (a, j, b) for the names before the
+  vmapped one, the vmapped one and those after it. Member (a', j', b') receives chunk
+  (a', j', b') of every member (a, j, b), in that order along `concat_axis`. The chunks
+  move in two steps: among the stacked members (j) here, and among the others ((a, b))
+  by an all_to_all over the remaining names, whose members exchange, for each target
+  (a', b'), everything the stacked members (j) send to it.
+  """
+  p = names.index(axis_data.name)
+  rest = names[:p] + names[p + 1:]
+  s, lo, hi = axis_data.size, _group_size(names[:p]), _group_size(names[p + 1:])
+  member = list(np.shape(x)[1:])
+  chunk = member[split_axis] // (lo * s * hi)
+  # x[j, ..., (a', j', b', c), ...] -> z[j', (a', b'), j, ..., c, ...]
+  at = 1 + split_axis
+  x = structural.reshape(x, tuple(np.shape(x)[:at]) + (lo, s, hi, chunk)
+                         + tuple(np.shape(x)[at + 1:]))
+  order = [at + 1, at, at + 2, 0] + list(range(1, at)) + list(range(at + 3, np.ndim(x)))
+  z = structural.transpose(x, tuple(order))
+  member[split_axis] = chunk
+  z = structural.reshape(z, (s, lo * hi, s) + tuple(member))
+  # Member (a', b') gets z[:, (a', b')] of every (a, b): w[j', (a, b), j, ..., c, ...].
+  w = all_to_all_p.bind(z, split_axis=1, concat_axis=1,
+                        axis_name=rest if len(rest) > 1 else rest[0],
+                        axis_index_groups=None, tiled=True)
+  w = structural.reshape(w, (s, lo, hi, s) + tuple(member))
+  # Sources (a, j, b) go in front of the concatenation axis and merge with it.
+  dims = [4 + k for k in range(len(member))]
+  y = structural.transpose(w, tuple([0] + dims[:concat_axis] + [1, 3, 2] + dims[concat_axis:]))
+  out = [s] + member
+  out[1 + concat_axis] *= lo * s * hi
+  return structural.reshape(y, tuple(out))
 
 
 def _all_to_all_transpose(ct, x, *, split_axis, concat_axis, axis_name, axis_index_groups,
