@@ -197,20 +197,16 @@ def ensure_compile_time_eval():
 def clear_caches() -> None:
   """Clears every tracing, lowering and compilation cache (mirrors `jax.clear_caches`)."""
   from xjax._src.lax.control_flow import common, loops  # api sits below lax
-  from xjax._src.interpreters import batching
-  for per_fun in list(jit_module._function_caches.values()):
-    for caches in per_fun.values():
-      for cache in caches:
-        cache.clear()
+  # Every LRUCache and DerivedCache (jit's per-function caches among them); what remains
+  # below are caches of other kinds. (jit's converted-jaxpr memos are weakly keyed on the
+  # traced jaxprs cleared here: they go with them.)
   executable_cache.clear_all()
   from xjax._src.lax import reductions, slicing, windowed_reductions
   from xjax._src.random import prng
   for traced in (reductions._reduction_jaxpr, slicing._reduction_jaxpr,
                  windowed_reductions._window_reduction_jaxpr, prng._traced):
     traced.cache_clear()
-  for cache in (jit_module._jvp_jaxprs, jit_module._partial_eval_jaxprs,
-                jit_module._transposed_jaxprs, batching._batched_jaxprs, common._trace_cache,
-                loops._scan_bodies, loops._while_bodies):
+  for cache in (common._trace_cache, loops._scan_bodies, loops._while_bodies):
     cache.clear()
 
 

@@ -59,7 +59,7 @@ class LRUCache:
     self.evictions = 0
     self._data = collections.OrderedDict()
     self._lock = threading.Lock()
-    _all_caches.add(self)
+    _register(self)
 
   def get(self, key, default=None):
     """The value under `key` (made most recently used, counted as a hit), else `default`.
@@ -125,7 +125,63 @@ class LRUCache:
     return CacheStats(self.hits, self.misses, self.evictions, self.maxsize, len(self._data))
 
 
+class DerivedCache:
+  """Values derived from objects (a jaxpr's jvp, batched or transposed jaxpr), each kept as
+  long as the object it derives from lives (weakly keyed: an LRU keyed on jaxprs would keep
+  thousands of them alive, with what they close over), by a key and the trace context
+  (`core.trace_context()`: flags and named axes can change what a transformation builds).
+
+  Thread-safe: the map is read and written under a lock; values are built outside it, and
+  when two threads build the same value at once the first stored is kept.
+  """
+  __slots__ = ("name", "_data", "_lock", "__weakref__")
+
+  def __init__(self, name: str):
+    self.name = name
+    self._data = weakref.WeakKeyDictionary()
+    self._lock = threading.Lock()
+    _register(self)
+
+  def get_or_build(self, obj, key, build):
+    """The value derived from `obj` under `key` in this trace context, else `build()`."""
+    from xjax._src import core  # core sits below every user of this cache
+    key = (key, core.trace_context())
+    with self._lock:
+      per = self._data.get(obj)
+      value = per.get(key, _MISSING) if per is not None else _MISSING
+    if value is not _MISSING:
+      return value
+    value = build()
+    with self._lock:
+      per = self._data.get(obj)
+      if per is None:
+        per = self._data[obj] = {}
+      return per.setdefault(key, value)
+
+  def __len__(self):
+    return len(self._data)
+
+  def clear(self) -> None:
+    with self._lock:
+      self._data.clear()
+
+  def stats(self) -> CacheStats:
+    n = len(self._data)
+    return CacheStats(0, 0, 0, n, n)
+
+
 _all_caches: weakref.WeakSet = weakref.WeakSet()
+_registry_lock = threading.Lock()  # threads make caches (new jitted functions) while clearing
+
+
+def _register(cache) -> None:
+  with _registry_lock:
+    _all_caches.add(cache)
+
+
+def _live_caches() -> list:
+  with _registry_lock:
+    return list(_all_caches)
 _clear_hooks: list = []
 
 
@@ -137,7 +193,7 @@ def on_clear(hook) -> None:
 
 def clear_all() -> None:
   """Empties every LRUCache and runs every `on_clear` hook (`jax.clear_caches`)."""
-  for cache in list(_all_caches):
+  for cache in _live_caches():
     cache.clear()
   for hook in _clear_hooks:
     hook()
@@ -146,7 +202,7 @@ def clear_all() -> None:
 def stats() -> dict:
   """Per cache name: the summed `CacheStats` of the live caches of that name."""
   out: dict = {}
-  for cache in list(_all_caches):
+  for cache in _live_caches():
     s = cache.stats()
     prev = out.get(cache.name)
     out[cache.name] = s if prev is None else CacheStats(

@@ -116,7 +116,7 @@ def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, inline, keep_unu
                         for nz, aval in zip(out_nonzeros, jaxpr.out_avals)]
 
 
-_jvp_jaxprs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_jvp_jaxprs = executable_cache.DerivedCache("jit jvp jaxprs")
 
 
 def _jvp_jaxpr_cached(jaxpr, nonzeros):
@@ -124,11 +124,11 @@ def _jvp_jaxpr_cached(jaxpr, nonzeros):
   nonzero tangents) to (primals, nonzero output tangents), and a bool per output saying
   whether its tangent is among them (JAX's `jvp_jaxpr(..., instantiate=False)`)."""
   from xjax._src.interpreters import ad
-  per = _jvp_jaxprs.setdefault(jaxpr, {})
-  if nonzeros not in per:
+
+  def build():
     closed = _discharge_internal_refs(jaxpr)
-    per[nonzeros] = ad.jvp_jaxpr_nonzeros(closed, nonzeros, [False] * len(closed.out_avals))
-  return per[nonzeros]
+    return ad.jvp_jaxpr_nonzeros(closed, nonzeros, [False] * len(closed.out_avals))
+  return _jvp_jaxprs.get_or_build(jaxpr, nonzeros, build)
 
 
 def _closed_over_refs_last(jaxpr, n_consts: int, args):
@@ -154,12 +154,12 @@ def _jit_partial_eval(trace, args, unknowns, *, jaxpr, name, donated_invars, inl
                       keep_unused):
   # As JAX's: the known call returns no value it only forwards, and the staged (unknown)
   # call takes only the residuals and unknown inputs its jaxpr reads.
-  per = _partial_eval_jaxprs.setdefault(jaxpr, {})
-  if tuple(unknowns) not in per:
+  def build():
     known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr(jaxpr, unknowns)
-    per[tuple(unknowns)] = (*_forwarded_outputs(known, num_res), *_unread_inputs_dropped(
-        unknown), out_unknowns, num_res)
-  known, sources, unknown, read, out_unknowns, num_res = per[tuple(unknowns)]
+    return (*_forwarded_outputs(known, num_res), *_unread_inputs_dropped(unknown),
+            out_unknowns, num_res)
+  known, sources, unknown, read, out_unknowns, num_res = _partial_eval_jaxprs.get_or_build(
+      jaxpr, tuple(unknowns), build)
   known_args = [a for a, u in zip(args, unknowns) if not u]
   with core.set_current_trace(trace.parent_trace):
     returned = jit_p.bind(*known_args, jaxpr=known, name=name,
@@ -181,7 +181,7 @@ def _jit_partial_eval(trace, args, unknowns, *, jaxpr, name, donated_invars, inl
   return [next(unknown_iter) if u else next(known_iter) for u in out_unknowns]
 
 
-_partial_eval_jaxprs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_partial_eval_jaxprs = executable_cache.DerivedCache("jit partial-eval jaxprs")
 
 
 def _forwarded_outputs(known: core.ClosedJaxpr, num_res: int):
@@ -240,11 +240,9 @@ def _jit_transpose(cts, *args, jaxpr, name, donated_invars, inline, keep_unused)
   in_avals = tuple(core.get_aval(x) for x in (*residuals, *nz_cts))
   lin_avals = tuple(a.aval for a in args if ad.is_undefined_primal(a))
   ct_nonzero = tuple(type(ct) is not ad.Zero for ct in cts)
-  per = _transposed_jaxprs.setdefault(jaxpr, {})
-  key = (linear, ct_nonzero, in_avals, lin_avals)
-  if key not in per:
-    per[key] = _transpose_jaxpr(jaxpr, linear, ct_nonzero, in_avals, lin_avals)
-  transposed, read, out_nonzero = per[key]
+  transposed, read, out_nonzero = _transposed_jaxprs.get_or_build(
+      jaxpr, (linear, ct_nonzero, in_avals, lin_avals),
+      lambda: _transpose_jaxpr(jaxpr, linear, ct_nonzero, in_avals, lin_avals))
   operands = [x for x, r in zip((*residuals, *nz_cts), read) if r]
   outs = iter(jit_p.bind(*operands, jaxpr=transposed, name=name,
                          donated_invars=(False,) * len(operands), inline=inline,
@@ -254,7 +252,7 @@ def _jit_transpose(cts, *args, jaxpr, name, donated_invars, inline, keep_unused)
   return [next(lin_cts) if lin else None for lin in linear]
 
 
-_transposed_jaxprs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_transposed_jaxprs = executable_cache.DerivedCache("jit transposed jaxprs")
 
 
 def _transpose_jaxpr(jaxpr, linear, ct_nonzero, in_avals, lin_avals):
@@ -395,7 +393,8 @@ def fast_call(args):
     return _MISS
   return {result}
 """
-_fast_call_makers: dict = {}
+# Generated fast-call makers by (argument structure, single output).
+_fast_call_makers = executable_cache.LRUCache("jit fast-call makers", 1024)
 # Leaves beyond which a call takes the general path (generated code grows with them).
 _FAST_CALL_MAX_LEAVES = 256
 
@@ -466,9 +465,7 @@ def _fast_call(cache, entry, args_node, avals, device):
                      get_ident=threading.get_ident, Array=Array, _MISS=_MISS)
     exec(f"def make({params}):\n" + textwrap.indent(code, "  ") + "  return fast_call\n",
          namespace)
-    if len(_fast_call_makers) >= 1024:
-      _fast_call_makers.clear()
-    maker = _fast_call_makers[args_node, one] = (namespace["make"], tuple(keys))
+    maker = _fast_call_makers.put((args_node, one), (namespace["make"], tuple(keys)))
   execute = backend.runner(exe.xla_executable, exe._handlers[False])
   out_avals, unflatten = exe.out_avals, entry.out_tree.unflatten
   finish = lambda outs: unflatten([Array(b, a, device, False) for b, a in zip(outs, out_avals)])

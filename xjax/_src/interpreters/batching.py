@@ -23,12 +23,12 @@ this module).
 from __future__ import annotations
 
 import functools
-import weakref
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from xjax._src import core
+from xjax._src import executable_cache
 from xjax._src import source_info
 from xjax._src.config import config
 from xjax._src.interpreters import ad
@@ -288,15 +288,11 @@ def batch_jaxpr(closed: core.ClosedJaxpr, axis_data: AxisData, in_batched, insta
 
 # Batched jaxprs, held as long as the jaxpr they batch lives (keyed weakly on it: an
 # LRU cache keyed on jaxprs would keep thousands of them, and what they close over, alive).
-_batched_jaxprs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_batched_jaxprs = executable_cache.DerivedCache("batched jaxprs")
 
 
 def _weakly_cached(closed: core.ClosedJaxpr, key, build):
-  per_jaxpr = _batched_jaxprs.setdefault(closed, {})
-  out = per_jaxpr.get(key)
-  if out is None:
-    out = per_jaxpr[key] = build()
-  return out
+  return _batched_jaxprs.get_or_build(closed, key, build)
 
 
 def _batch_jaxpr(closed, axis_data, in_batched, instantiate):

@@ -19,6 +19,7 @@ import weakref
 import numpy as np
 
 from xjax._src import core
+from xjax._src import executable_cache
 from xjax._src import source_info
 from xjax._src import tree_util
 from xjax._src.api_util import flatten_fun_nokwargs, fun_signature
@@ -28,7 +29,9 @@ from xjax._src.lax.structural import broadcast_in_dim
 # ----------------------------------------------------------------------------
 # Tracing sub-functions
 
+# Per user function (weakly): its traces by (in_tree, avals, what for, key, trace context).
 _trace_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_TRACES_PER_FUNCTION = 256
 
 
 def trace_to_jaxpr(fun, in_tree, in_avals, traced_for: str, arg_names=None, key=None):
@@ -41,9 +44,12 @@ def trace_to_jaxpr(fun, in_tree, in_avals, traced_for: str, arg_names=None, key=
   """
   cache_key = (in_tree, tuple(in_avals), traced_for, key, core.trace_context())
   try:
-    per_fun = _trace_cache.setdefault(fun, {})
-  except TypeError:
-    per_fun = {}
+    per_fun = _trace_cache.get(fun)
+    if per_fun is None:
+      per_fun = _trace_cache.setdefault(
+          fun, executable_cache.LRUCache("control-flow traces", _TRACES_PER_FUNCTION))
+  except TypeError:  # not weakly referenceable: not cached
+    per_fun = executable_cache.LRUCache("control-flow traces", 1)
   hit = per_fun.get(cache_key)
   if hit is not None:
     return hit
@@ -53,7 +59,7 @@ def trace_to_jaxpr(fun, in_tree, in_avals, traced_for: str, arg_names=None, key=
   jaxpr, consts = pe.convert_constvars_jaxpr(closed)
   result = (jaxpr, consts, out_tree.val)
   if not any(isinstance(c, core.Tracer) for c in consts):
-    per_fun[cache_key] = result
+    per_fun.put(cache_key, result)
   return result
 
 
