@@ -22,10 +22,15 @@ and params (``check_vma``, ``in_specs``, ``jaxpr``, ``mesh``,
   devices that hold them, and input cotangents summed over the axes their
   spec leaves out), which gives the same gradients for well-formed programs.
 
-xjax has no varying-manual-axes types: with ``check_vma=True`` (the default)
-the out_specs are checked by a small inference over the body (collectives that
-reduce over an axis make their result invariant along it), and jaxprs print
-without JAX's ``{V:x}`` annotations.
+xjax has no varying-manual-axes types: an inference over the traced body
+(`_varying_axes`: collectives that reduce over an axis make their result
+invariant along it; cond, while and scan by fixpoint rules; every other
+higher-order primitive followed into its body) stands in for them. With
+``check_vma=True`` (the default) it checks the out_specs; always, it refuses
+control flow whose devices could run different collectives (a predicate that
+varies between devices over branches or iterations that communicate), which
+would deadlock XLA's collectives and abort the process. Jaxprs print without
+JAX's ``{V:x}`` annotations.
 """
 from __future__ import annotations
 
