@@ -98,16 +98,20 @@ def _algdiv(a, b):
   c3, c4, c5 = -0.595202931351870e-03, 0.837308034031215e-03, -0.165322962780713e-02
   h = a / b
   c = h / (1 + h)
-  x2 = c * c
-  s3 = 1.0 + (c + x2)
-  s5 = 1.0 + (c + x2 * s3)
-  s7 = 1.0 + (c + x2 * s5)
-  s9 = 1.0 + (c + x2 * s7)
-  s11 = 1.0 + (c + x2 * s9)
+  x = 1 / (1 + h)
+  x2 = x * x
+  s3 = 1.0 + (x + x2)
+  s5 = 1.0 + (x + x2 * s3)
+  s7 = 1.0 + (x + x2 * s5)
+  s9 = 1.0 + (x + x2 * s7)
+  s11 = 1.0 + (x + x2 * s9)
   t = (1.0 / b) ** 2
   w = ((((c5 * s11 * t + c4 * s9) * t + c3 * s7) * t + c2 * s5) * t + c1 * s3) * t + c0
   w = w * (c / b)
-  u = (b + (a - 0.5)) * lax.log1p(a / b)
+  # u = (b + a - 1/2) log1p(h), as a (1 + (a - 1/2) / b) log1p(h) / h: h = a / b may
+  # underflow to 0 (b near the largest float), where log1p(h) / h is 1.
+  safe_h = jnp.where(h == 0, 1, h)
+  u = a * (1 + (a - 0.5) / b) * jnp.where(h == 0, 1, lax.log1p(safe_h) / safe_h)
   v = a * (lax.log(b) - 1.0)
   return jnp.where(u <= v, (w - v) - u, (w - u) - v)
 

@@ -5,6 +5,8 @@ broadcasts them together; `scale` is not checked, as in JAX.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import xjax.numpy as jnp
@@ -18,8 +20,11 @@ def logpdf(x, loc=0, scale=1):
   shape and promoted inexact dtype. Mirrors `jax.scipy.stats.cauchy.logpdf`.
   """
   x, loc, scale = promote_args_inexact("cauchy.logpdf", x, loc, scale)
-  z = standardize(x, loc, scale)
-  return -(jnp.log(np.pi * scale) + jnp.log1p(z * z))
+  z = jnp.abs(standardize(x, loc, scale))
+  # log1p(z**2) = 2 log z + log1p(z**-2) for z > 1, so that z**2 cannot overflow
+  inv_z = 1 / jnp.where(z > 1, z, 1)
+  log1p_z2 = jnp.where(z > 1, 2 * jnp.log(z) + jnp.log1p(inv_z * inv_z), jnp.log1p(z * z))
+  return -(jnp.log(np.pi * scale) + log1p_z2)
 
 
 def pdf(x, loc=0, scale=1):
@@ -27,15 +32,28 @@ def pdf(x, loc=0, scale=1):
   return jnp.exp(logpdf(x, loc, scale))
 
 
+def _cdf(z):
+  # 1/2 + arctan(z) / pi, as arctan2(1, -z) / pi: no cancellation in the lower tail
+  return jnp.arctan2(jnp.ones_like(z), -z) / np.pi
+
+
 def cdf(x, loc=0, scale=1):
   """P(X <= x) = 1/2 + arctan((x - loc) / scale) / pi. Mirrors `jax.scipy.stats.cauchy.cdf`."""
   x, loc, scale = promote_args_inexact("cauchy.cdf", x, loc, scale)
-  return 0.5 + jnp.arctan(standardize(x, loc, scale)) / np.pi
+  return _cdf(standardize(x, loc, scale))
 
 
 def logcdf(x, loc=0, scale=1):
-  """log(cdf(x, loc, scale)). Mirrors `jax.scipy.stats.cauchy.logcdf`."""
-  return jnp.log(cdf(x, loc, scale))
+  """log(cdf(x, loc, scale)), as log1p(-sf) in the upper half. Mirrors `jax.scipy.stats.cauchy.logcdf`."""
+  x, loc, scale = promote_args_inexact("cauchy.logcdf", x, loc, scale)
+  z = standardize(x, loc, scale)
+  # for z < -1, cdf = arctan(u) / pi with u = -1/z: log cdf = log(arctan(u) / u) - log(-z) - log(pi),
+  # finite even where the cdf itself underflows
+  far = z < -1
+  u = jnp.where(far, -1 / z, 1)
+  log_far = jnp.log(jnp.where(u == 0, 1, jnp.arctan(u) / jnp.where(u == 0, 1, u)))
+  log_far = log_far - jnp.log(jnp.where(far, -z, 1)) - math.log(math.pi)
+  return jnp.where(far, log_far, jnp.where(z < 0, jnp.log(_cdf(z)), jnp.log1p(-_cdf(-z))))
 
 
 def sf(x, loc=0, scale=1):
