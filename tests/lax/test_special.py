@@ -114,7 +114,24 @@ def _assert_matches(got, want, dtype, rtol):
 def test_edge_cases_match_jax(name, dtype):
   with xjax._src.config.enable_x64(dtype == F64):
     got = FUNS[name](*_args(name, dtype))
-  _assert_matches(got, GOLDEN[dtype.name][name], dtype, rtol=4 * np.finfo(dtype).eps)
+  expected = list(GOLDEN[dtype.name][name])
+  for (fun, dtype_name, i), value in XJAX_DIFFERS.items():
+    if fun == name and dtype_name in (dtype.name, "any"):
+      expected[i] = value
+  _assert_matches(got, expected, dtype, rtol=8 * np.finfo(dtype).eps)
+
+
+# Where xjax deliberately gives SciPy's value, not JAX's: (function, dtype, index in AX).
+XJAX_DIFFERS = {
+    # a = inf, x = 1: P = 0 and Q = 1 (JAX: NaN).
+    ("igamma", "any", 6): 0.0, ("igammac", "any", 6): 1.0,
+    # a = x = 1e4: Temme's expansion gives SciPy's value (JAX's series is off by 1e-3 in
+    # float32, 0.501969, and by 2e-11 in float64).
+    ("igamma", "any", 13): 0.5013298083399552, ("igammac", "any", 13): 0.4986701916600448,
+    # Tiny a: Q(a, x) by its own series, not 1 - P (JAX's float32 Q(1e-6, 1e-6) is off by 5%).
+    # Q(1e-30, 1) = 1e-30 E1(1); Q(1e-6, 1e-6) is SciPy's.
+    ("igammac", "any", 10): 2.1938393439552027e-31, ("igammac", "any", 14): 1.3238209089664829e-05,
+}
 
 
 # ----------------------------------------------------------------------------

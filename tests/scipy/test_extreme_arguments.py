@@ -50,13 +50,6 @@ def _positives(dtype):
                              1e12, 1e30, info.max, np.inf, np.nan], dtype))
 
 
-def _gamma_shapes(dtype):
-  """`_positives` without the huge finite shapes: for a >= ~1e6 with x near a, lax.igamma's
-  series needs ~sqrt(a) terms and has no iteration cap (it never ends at a = 1e30 in float64)."""
-  return np.unique(np.array([4 * np.finfo(dtype).smallest_normal, 1e-30, 1e-3, 0.5, 1.0, 2.5, 30.0,
-                             1e4, np.inf, np.nan], dtype))
-
-
 def _probabilities(dtype):
   """0, 1, points next to them, the middle, and nan."""
   info = np.finfo(dtype)
@@ -124,9 +117,9 @@ def _t_skip(x, df, loc, scale):
 
 _stats("t", ("logpdf",), [_reals, _positives, _locs, _scales], skip=_t_skip)
 _stats("gamma", ("logpdf",), [_reals, _positives, _values(0.0, -1.0), _values(1.0, 1e-30, 1e30)])
-_stats("gamma", _CONTINUOUS[1:], [_reals, _gamma_shapes, _values(0.0, -1.0), _values(1.0, 1e-30, 1e30)])
+_stats("gamma", _CONTINUOUS[1:], [_reals, _positives, _values(0.0, -1.0), _values(1.0, 1e-30, 1e30)])
 _stats("chi2", ("logpdf",), [_reals, _positives, _values(0.0, -1.0), _values(1.0, 1e-30, 1e30)])
-_stats("chi2", _CONTINUOUS[1:], [_reals, _gamma_shapes, _values(0.0, -1.0), _values(1.0, 1e-30, 1e30)])
+_stats("chi2", _CONTINUOUS[1:], [_reals, _positives, _values(0.0, -1.0), _values(1.0, 1e-30, 1e30)])
 _stats("pareto", _CONTINUOUS, [_reals, _positives, _values(0.0, -1.0), _values(1.0, 1e-30, 1e30)])
 _stats("beta", _CONTINUOUS, [_probabilities, _positives, _positives])
 _stats("gennorm", ("logpdf", "cdf"), [_reals, _positives])
@@ -134,11 +127,25 @@ _stats("vonmises", ("logpdf",), [_reals, _positives])
 _stats("wrapcauchy", ("logpdf",), [_reals, _values(1e-30, 1e-8, 0.5, 1 - 1e-7, np.nan)])
 _stats("truncnorm", _CONTINUOUS, [_reals, _values(-np.inf, -40.0, -1.0, 0.0, 30.0),
                                   _values(-30.0, 0.0, 2.0, 50.0, np.inf)])
-_stats("poisson", ("logpmf",), [_counts, _positives, _values(0.0, 1.0)])
-_stats("poisson", ("cdf",), [_counts, _gamma_shapes, _values(0.0, 1.0)])
-_stats("binom", ("logpmf",), [_counts, _counts, _probabilities])
-_stats("nbinom", ("logpmf",), [_counts, _positives, _probabilities])
-_stats("geom", ("logpmf",), [_counts, _probabilities, _values(0.0, -1.0)])
+def _jax_nan_k(k, *params):
+  """k = NaN: JAX's binom and poisson log-pmfs give -inf there, SciPy NaN (xjax keeps JAX's
+  value, pinned in tests/scipy/test_stats_discrete.py)."""
+  return np.isnan(k)
+
+
+def _poisson_cdf_skip(k, mu, loc):
+  """floor(k - loc) + 1 rounds to k - loc where k >= 2**(mantissa bits): in float32 that
+  moves the answer at k ~ mu ~ 1e8 (SciPy's float64 adds the 1 exactly)."""
+  return (k.dtype == np.float32) & (np.abs(k) >= 2.0 ** 24) & np.isfinite(k)
+
+
+_stats("poisson", ("logpmf",), [_counts, _positives, _values(0.0, 1.0)], skip=_jax_nan_k)
+_stats("poisson", ("cdf",), [_counts, _positives, _values(0.0, 1.0)], skip=_poisson_cdf_skip)
+_stats("binom", ("logpmf",), [_counts, _counts, _probabilities], skip=_jax_nan_k)
+_stats("nbinom", ("logpmf",), [_counts, _positives, _probabilities],
+       skip=lambda k, n, p: p == 0)  # as geom's
+_stats("geom", ("logpmf",), [_counts, _probabilities, _values(0.0, -1.0)],
+       skip=lambda k, p, loc: p == 0)  # JAX gives -inf, SciPy NaN (pinned in test_stats_discrete)
 # k only at integers: as in JAX, the pmfs do not check that k is an integer (SciPy gives -inf).
 _stats("bernoulli", ("logpmf", "cdf"), [_values(-1.0, 0.0, 1.0, 2.0, np.inf, np.nan),
                                         _probabilities])
@@ -153,8 +160,14 @@ for _name in ("gammaln", "gamma", "digamma", "erf", "erfc", "erfinv", "expit", "
               "log_ndtr", "ndtri", "i0", "i0e", "i1", "i1e", "entr", "spence", "exp1", "expi",
               "erfcx", "dawsn", "gammasgn", "loggamma"):
   _special(_name, [_reals])
+def _scipy_igamma_nan(a, *rest):
+  """a at float64's largest value: SciPy's gammainc and gammaincc give NaN there (an
+  overflow inside SciPy), where P is 0 and Q is 1 (x < a by a factor of 1e8 or more)."""
+  return a == np.finfo(np.float64).max
+
+
 for _name in ("gammainc", "gammaincc"):
-  _special(_name, [_gamma_shapes, _reals])
+  _special(_name, [_positives, _reals], skip=_scipy_igamma_nan)
 for _name in ("betaln", "beta", "poch", "xlogy", "xlog1py", "rel_entr",
               "kl_div", "boxcox", "boxcox1p", "zeta", "owens_t"):
   _special(_name, [_reals, _reals])
@@ -209,8 +222,7 @@ KNOWN_BAD = {
     "special.digamma": ('float32', 'float64'),
     "special.erfcx": ('float32', 'float64'),
     "special.expi": ('float32', 'float64'),
-    "special.gammainc": ('float32', 'float64'),
-    "special.gammaincc": ('float32', 'float64'),
+    "special.gammainc": ('float32',),
     "special.gammaln": ('float32', 'float64'),
     "special.kl_div": ('float32', 'float64'),
     "special.log_ndtr": ('float32',),
@@ -242,7 +254,6 @@ KNOWN_BAD = {
     "stats.gamma.sf": ('float32', 'float64'),
     "stats.gennorm.cdf": ('float32', 'float64'),
     "stats.gennorm.logpdf": ('float32',),
-    "stats.geom.logpmf": ('float32', 'float64'),
     "stats.gumbel_l.logcdf": ('float32', 'float64'),
     "stats.gumbel_l.logpdf": ('float32',),
     "stats.gumbel_r.logpdf": ('float32',),
@@ -256,7 +267,6 @@ KNOWN_BAD = {
     "stats.pareto.logpdf": ('float32', 'float64'),
     "stats.pareto.logsf": ('float32', 'float64'),
     "stats.pareto.sf": ('float32', 'float64'),
-    "stats.poisson.cdf": ('float32', 'float64'),
     "stats.poisson.logpmf": ('float32', 'float64'),
     "stats.truncnorm.cdf": ('float32', 'float64'),
     "stats.truncnorm.logcdf": ('float32', 'float64'),
@@ -278,7 +288,7 @@ def _params():
       yield pytest.param(name, dtype, id=f"{name}-{np.dtype(dtype).name}", marks=marks)
 
 
-@pytest.mark.parametrize("name, dtype", _params())
+@pytest.mark.parametrize("name, dtype", list(_params()))
 def test_extreme_arguments_match_scipy(name, dtype):
   bad = mismatches(name, dtype)
   assert not bad, f"{len(bad)} mismatches, first: {bad[:5]}"

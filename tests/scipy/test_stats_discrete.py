@@ -80,10 +80,10 @@ JAX_DIFFERS = [
     # k = NaN is "outside the support" for binom and poisson.
     (xst.binom.logpmf, (np.nan, 4.0, 0.3), -np.inf),
     (xst.poisson.logpmf, (np.nan, 3.0), -np.inf),
-    # poisson: a non-integer k is -inf even when k - loc is an integer; cdf at k = inf is NaN.
+    # poisson: a non-integer k is -inf even when k - loc is an integer. (JAX's cdf at k = inf
+    # is NaN, from its igammac(inf, mu); xjax's igammac gives Q(inf, mu) = 1, as SciPy.)
     (xst.poisson.logpmf, (3.5, 2.0, 0.5), -np.inf),
     (xst.poisson.logpmf, (3.0, 2.0, 0.5), -1.4681056509472115),
-    (xst.poisson.cdf, (np.inf, 3.0), np.nan),
     # bernoulli.ppf(0) is 0 (SciPy: -1), and ppf(1, p=0) is 0 (SciPy: 1); betabinom with a = 0 is NaN; y = n = 0 gives log 1.
     (xst.bernoulli.ppf, (0.0, 0.3), 0.0),
     (xst.bernoulli.ppf, (1.0, 0.0), 0.0),

@@ -23,7 +23,8 @@ def logpmf(k, n, p, loc=0):
   log_comb = gammaln(n + 1) - (gammaln(y + 1) + gammaln(n - y + 1))
   log_linear = xlogy(y, p) + xlog1py(n - y, -p)
   log_probs = jnp.where(((y == 0) & (n == 0)) | (log_linear == 0), 0., log_comb + log_linear)
-  return jnp.where((k >= loc) & (k < loc + n + 1), log_probs, -np.inf)
+  return jnp.where(jnp.isnan(n) | jnp.isnan(p), np.nan,
+                   jnp.where((k >= loc) & (k < loc + n + 1), log_probs, -np.inf))
 
 
 def pmf(k, n, p, loc=0):

@@ -11,7 +11,8 @@ import numpy as np
 
 import xjax.numpy as jnp
 from xjax._src.scipy import special
-from xjax._src.scipy.stats._continuous_util import promote_args_inexact, standardize
+from xjax._src.scipy.stats._continuous_util import (log_of_probability, nan_if_any_nan,
+                                                       promote_args_inexact, standardize)
 
 
 def logpdf(x, df, loc=0, scale=1):
@@ -26,7 +27,7 @@ def logpdf(x, df, loc=0, scale=1):
   half_df = df / 2
   log_kernel = (half_df - 1) * jnp.log(y) - y / 2
   log_norm = special.gammaln(half_df) + df * math.log(2.0) / 2 + jnp.log(scale)
-  return jnp.where(x < loc, -np.inf, log_kernel - log_norm)
+  return nan_if_any_nan(jnp.where(x < loc, -np.inf, log_kernel - log_norm), x, df, loc, scale)
 
 
 def pdf(x, df, loc=0, scale=1):
@@ -48,8 +49,11 @@ def cdf(x, df, loc=0, scale=1):
 
 
 def logcdf(x, df, loc=0, scale=1):
-  """log(cdf(...)). Mirrors `jax.scipy.stats.chi2.logcdf`."""
-  return jnp.log(cdf(x, df, loc, scale))
+  """log(cdf(...)), as log1p(-sf) where the cdf is above 1/2.
+
+  Mirrors `jax.scipy.stats.chi2.logcdf`.
+  """
+  return log_of_probability(cdf(x, df, loc, scale), sf(x, df, loc, scale))
 
 
 def sf(x, df, loc=0, scale=1):
@@ -62,5 +66,8 @@ def sf(x, df, loc=0, scale=1):
 
 
 def logsf(x, df, loc=0, scale=1):
-  """log(sf(...)). Mirrors `jax.scipy.stats.chi2.logsf`."""
-  return jnp.log(sf(x, df, loc, scale))
+  """log(sf(...)), as log1p(-cdf) where the sf is above 1/2.
+
+  Mirrors `jax.scipy.stats.chi2.logsf`.
+  """
+  return log_of_probability(sf(x, df, loc, scale), cdf(x, df, loc, scale))

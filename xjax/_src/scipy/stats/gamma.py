@@ -9,7 +9,8 @@ import numpy as np
 
 import xjax.numpy as jnp
 from xjax._src.scipy import special
-from xjax._src.scipy.stats._continuous_util import promote_args_inexact, standardize
+from xjax._src.scipy.stats._continuous_util import (log_of_probability, nan_if_any_nan,
+                                                       promote_args_inexact, standardize)
 
 
 def logpdf(x, a, loc=0, scale=1):
@@ -23,7 +24,8 @@ def logpdf(x, a, loc=0, scale=1):
   inside = x >= loc
   y = jnp.where(inside, standardize(x, loc, scale), 1)  # keeps the gradient finite outside
   log_density = special.xlogy(a - 1, y) - y - special.gammaln(a) - jnp.log(scale)
-  return jnp.where(inside, log_density, -np.inf)
+  # NaN x stays -inf, as in JAX (pinned in tests/scipy/test_stats_continuous.py).
+  return nan_if_any_nan(jnp.where(inside, log_density, -np.inf), a, loc, scale)
 
 
 def pdf(x, a, loc=0, scale=1):
@@ -38,8 +40,11 @@ def cdf(x, a, loc=0, scale=1):
 
 
 def logcdf(x, a, loc=0, scale=1):
-  """log(cdf(...)). Mirrors `jax.scipy.stats.gamma.logcdf`."""
-  return jnp.log(cdf(x, a, loc, scale))
+  """log(cdf(...)), as log1p(-sf) where the cdf is above 1/2.
+
+  Mirrors `jax.scipy.stats.gamma.logcdf`.
+  """
+  return log_of_probability(cdf(x, a, loc, scale), sf(x, a, loc, scale))
 
 
 def sf(x, a, loc=0, scale=1):
@@ -49,9 +54,12 @@ def sf(x, a, loc=0, scale=1):
   """
   x, a, loc, scale = promote_args_inexact("gamma.sf", x, a, loc, scale)
   y = standardize(x, loc, scale)
-  return jnp.where(y < 0, 1, special.gammaincc(a, y))
+  return nan_if_any_nan(jnp.where(y < 0, 1, special.gammaincc(a, y)), a)
 
 
 def logsf(x, a, loc=0, scale=1):
-  """log(sf(...)). Mirrors `jax.scipy.stats.gamma.logsf`."""
-  return jnp.log(sf(x, a, loc, scale))
+  """log(sf(...)), as log1p(-cdf) where the sf is above 1/2.
+
+  Mirrors `jax.scipy.stats.gamma.logsf`.
+  """
+  return log_of_probability(sf(x, a, loc, scale), cdf(x, a, loc, scale))

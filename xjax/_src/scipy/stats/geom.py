@@ -19,7 +19,7 @@ def logpmf(k, p, loc=0):
   k, p, loc = map(jnp.asarray, promote_args_inexact("geom.logpmf", k, p, loc))
   x = k - loc
   log_probs = xlog1py(x - 1, -p) + jnp.log(p)
-  return jnp.where(x <= 0, -np.inf, log_probs)
+  return jnp.where(jnp.isnan(p), np.nan, jnp.where(x <= 0, -np.inf, log_probs))
 
 
 def pmf(k, p, loc=0):

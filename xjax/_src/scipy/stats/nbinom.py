@@ -20,7 +20,7 @@ def logpmf(k, n, p, loc=0):
   y = k - loc
   log_comb = gammaln(y + n) - gammaln(n) - gammaln(y + 1)
   log_probs = log_comb + (xlogy(n, p) + xlogy(y, 1 - p))
-  return jnp.where(k < loc, -np.inf, log_probs)
+  return jnp.where(jnp.isnan(n) | jnp.isnan(p), np.nan, jnp.where(k < loc, -np.inf, log_probs))
 
 
 def pmf(k, n, p, loc=0):

@@ -20,7 +20,7 @@ def logpmf(k, mu, loc=0):
   k, mu, loc = map(jnp.asarray, promote_args_inexact("poisson.logpmf", k, mu, loc))
   x = k - loc
   log_probs = xlogy(x, mu) - gammaln(x + 1) - mu
-  return jnp.where((x < 0) | (jnp.round(k) != k), -np.inf, log_probs)
+  return jnp.where(jnp.isnan(mu), np.nan, jnp.where((x < 0) | (jnp.round(k) != k), -np.inf, log_probs))
 
 
 def pmf(k, mu, loc=0):
@@ -37,7 +37,9 @@ def cdf(k, mu, loc=0):
   # JAX names this function "poisson.logpmf" in its argument errors; kept for equal messages.
   k, mu, loc = map(jnp.asarray, promote_args_inexact("poisson.logpmf", k, mu, loc))
   x = k - loc
-  return jnp.where(x < 0, 0, gammaincc(jnp.floor(x + 1), mu))
+  # P(K <= inf) is 1 for every mu, where igammac(inf, inf) is NaN.
+  value = jnp.where(x < 0, 0, jnp.where(x == np.inf, 1, gammaincc(jnp.floor(x + 1), mu)))
+  return jnp.where(jnp.isnan(mu), np.nan, value)
 
 
 def _truncated_entropy_sum(mu, num_terms, upper):
