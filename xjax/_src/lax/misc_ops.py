@@ -487,6 +487,8 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
 
   Raises:
     RuntimeError: `padding` is not one of those names.
+    ValueError: a window stride is not positive (JAX divides by it and returns
+      garbage with a NumPy warning).
 
   Mirrors `jax.lax.padtype_to_pads`.
   """
@@ -495,6 +497,9 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
     raise RuntimeError("Unrecognized padding type: expected 'VALID', 'SAME', or 'SAME_LOWER', "
                        f"got {padding}.")
   triples = list(zip(in_shape, window_shape, window_strides))
+  if name != "VALID" and not all(int(s) >= 1 for _, _, s in triples):
+    raise ValueError(f"padtype_to_pads window_strides must be positive, got "
+                     f"{tuple(window_strides)}.")
   if name == "VALID":
     return [(0, 0)] * len(triples)
   pads = []

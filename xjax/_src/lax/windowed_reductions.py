@@ -256,6 +256,8 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     raise ValueError("reduce_window must have at least one operand.")
   if window_strides is None:
     window_strides = (1,) * len(window_dimensions)
+  # Checked before any padding arithmetic divides by them (JAX's TypeError).
+  _check_window_arg("reduce_window", "window_strides", window_strides, True)
   if isinstance(padding, str):
     dilated_window = (window_dimensions if window_dilation is None
                       else _dilate_shape(window_dimensions, window_dilation))
