@@ -102,9 +102,29 @@ _CONTINUOUS = ("logpdf", "cdf", "logcdf", "sf", "logsf")
 _stats("norm", _CONTINUOUS, [_reals, _locs, _scales])
 _stats("cauchy", _CONTINUOUS, [_reals, _locs, _scales])
 _stats("logistic", ("logpdf", "cdf", "sf"), [_reals, _locs, _scales])
-_stats("laplace", ("logpdf", "cdf"), [_reals, _locs, _scales])
-_stats("expon", _CONTINUOUS, [_reals, _locs, _scales])
-_stats("uniform", ("logpdf", "cdf"), [_reals, _locs, _scales])
+def _scipy_z_underflows(x, loc, scale):
+  """x != loc, but SciPy's float64 (x - loc) / scale underflows to 0: SciPy puts x at the
+  edge of the support there (expon.logpdf(-1e-300, 0, 1e30) = -69.08, not -inf;
+  expon.logcdf(1e-300, 0, 1e30) = -inf, not -759.85)."""
+  x, loc, scale = (a.astype(np.float64) for a in (x, loc, scale))
+  with np.errstate(all="ignore"):
+    return (x != loc) & ((x - loc) / scale == 0)
+
+
+def _scipy_laplace_underflows(x, loc, scale):
+  """SciPy's laplace.logpdf is log(pdf): -inf where exp(-|z|) underflows (|z| > 745)."""
+  with np.errstate(all="ignore"):
+    z = (x.astype(np.float64) - loc) / scale
+  return np.isfinite(z) & (np.abs(z) > 700)
+
+
+_stats("laplace", ("logpdf",), [_reals, _locs, _scales],
+       skip=lambda *a: _z_overflows(*a) | _scipy_laplace_underflows(*a))
+_stats("laplace", ("cdf",), [_reals, _locs, _scales])
+_stats("expon", _CONTINUOUS, [_reals, _locs, _scales],
+       skip=lambda *a: _z_overflows(*a) | _scipy_z_underflows(*a))
+_stats("uniform", ("logpdf", "cdf"), [_reals, _locs, _scales],
+       skip=lambda *a: _z_overflows(*a) | _scipy_z_underflows(*a))
 _stats("gumbel_l", _CONTINUOUS, [_reals, _locs, _scales])
 _stats("gumbel_r", _CONTINUOUS, [_reals, _locs, _scales])
 def _t_skip(x, df, loc, scale):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import xjax.numpy as jnp
+from xjax._src.nn.functions import log1mexp
 from xjax._src.scipy.stats._continuous_util import (nan_unless_probability, promote_args_inexact,
                                                     standardize)
 
@@ -20,7 +21,9 @@ def logpdf(x, loc=0, scale=1):
   Mirrors `jax.scipy.stats.expon.logpdf`.
   """
   x, loc, scale = promote_args_inexact("expon.logpdf", x, loc, scale)
-  return jnp.where(x < loc, -np.inf, -(standardize(x, loc, scale) + jnp.log(scale)))
+  # The support is checked on z too: x - loc can round to 0 where z is far below 0.
+  z = standardize(x, loc, scale)
+  return jnp.where((x < loc) | (z < 0), -np.inf, -(z + jnp.log(scale)))
 
 
 def pdf(x, loc=0, scale=1):
@@ -46,8 +49,18 @@ def sf(x, loc=0, scale=1):
 
 
 def logcdf(x, loc=0, scale=1):
-  """log P(X <= x) = log1p(-sf(...)). Mirrors `jax.scipy.stats.expon.logcdf`."""
-  return jnp.log1p(-sf(x, loc, scale))
+  """log P(X <= x) = log(1 - exp(-z)), z = (x - loc) / scale; -inf for z < 0.
+
+  Computed as log(-expm1(-z)) for small z, where the cdf is about z and log1p(-sf) would
+  round sf to 1 and give -inf, and as log(x - loc) - log(scale) where z is below 1e-20 (and
+  may underflow to 0 while x > loc). Mirrors `jax.scipy.stats.expon.logcdf`.
+  """
+  x, loc, scale = promote_args_inexact("expon.logcdf", x, loc, scale)
+  z = standardize(x, loc, scale)
+  tiny = z < 1e-20
+  return jnp.where(x < loc, -np.inf,
+                   jnp.where(tiny, jnp.log(x - loc) - jnp.log(scale),
+                             log1mexp(jnp.where(tiny, 1, z))))
 
 
 def ppf(q, loc=0, scale=1):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import xjax.numpy as jnp
+from xjax._src.scipy.stats.gumbel_l import _z_minus_exp
 from xjax._src.nn.functions import log1mexp
 from xjax._src.scipy.stats._continuous_util import promote_args_inexact, standardize
 
@@ -21,7 +22,7 @@ def logpdf(x, loc=0, scale=1):
   """
   x, loc, scale = promote_args_inexact("gumbel_r.logpdf", x, loc, scale)
   z = standardize(x, loc, scale)
-  return jnp.where(scale > 0, -(z + jnp.exp(-z)) - jnp.log(scale), np.nan)
+  return jnp.where(scale > 0, _z_minus_exp(-z) - jnp.log(scale), np.nan)
 
 
 def pdf(x, loc=0, scale=1):

@@ -15,7 +15,7 @@ def logpdf(x, loc=0, scale=1):
   Mirrors `jax.scipy.stats.laplace.logpdf`.
   """
   x, loc, scale = promote_args_inexact("laplace.logpdf", x, loc, scale)
-  return -(jnp.abs(x - loc) / scale + jnp.log(2 * scale))
+  return -(jnp.abs(standardize(x, loc, scale)) + jnp.log(2 * scale))
 
 
 def pdf(x, loc=0, scale=1):

@@ -21,8 +21,10 @@ def logpdf(x, loc=0, scale=1):
   non-array arguments. Mirrors `jax.scipy.stats.norm.logpdf`.
   """
   x, loc, scale = promote_args_inexact("norm.logpdf", x, loc, scale)
-  variance = jnp.square(scale)
-  return -(jnp.square(x - loc) / variance + jnp.log(2 * np.pi * variance)) / 2
+  # In z = (x - loc) / scale, not (x - loc)**2 / scale**2: scale**2 underflows to 0 (or
+  # overflows) long before z does, and then inf / 0 or log(0) give NaN or the wrong infinity.
+  z = standardize(x, loc, scale)
+  return -(jnp.square(z) + float(np.log(2 * np.pi))) / 2 - jnp.log(scale)
 
 
 def pdf(x, loc=0, scale=1):

@@ -18,7 +18,11 @@ def logpdf(x, loc=0, scale=1):
   Mirrors `jax.scipy.stats.uniform.logpdf`.
   """
   x, loc, scale = promote_args_inexact("uniform.logpdf", x, loc, scale)
-  return jnp.where((x < loc) | (x > loc + scale), -np.inf, -jnp.log(scale))
+  # The support is checked on z = (x - loc) / scale in [0, 1], as SciPy does (loc + scale
+  # rounds to loc or to scale when their magnitudes differ widely), and on x < loc, where
+  # z can round to -0.
+  z = standardize(x, loc, scale)
+  return jnp.where((x < loc) | (z < 0) | (z > 1), -np.inf, -jnp.log(scale) + 0 * z)
 
 
 def pdf(x, loc=0, scale=1):
@@ -27,16 +31,13 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-  """P(X <= x): 0 below loc, (x - loc) / scale on [loc, loc + scale], 1 above.
+  """P(X <= x) = z = (x - loc) / scale clipped to [0, 1]; NaN where an argument is NaN.
 
-  As in JAX, a NaN `x` (which is in none of the three ranges) gives 0.
-  Mirrors `jax.scipy.stats.uniform.cdf`.
+  A NaN `x` gives NaN, as in SciPy (JAX gives 0 there). Mirrors `jax.scipy.stats.uniform.cdf`.
   """
   x, loc, scale = promote_args_inexact("uniform.cdf", x, loc, scale)
-  upper = loc + scale
-  inside = (x >= loc) & (x <= upper)
-  return jnp.select([x < loc, x > upper, inside],
-                    [jnp.zeros_like(x), jnp.ones_like(x), standardize(x, loc, scale)])
+  z = standardize(x, loc, scale)
+  return jnp.where(z < 0, 0, jnp.where(z > 1, 1, z))
 
 
 def ppf(q, loc=0, scale=1):
