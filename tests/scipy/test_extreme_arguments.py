@@ -140,7 +140,26 @@ _stats("gamma", ("logpdf",), [_reals, _positives, _values(0.0, -1.0), _values(1.
 _stats("gamma", _CONTINUOUS[1:], [_reals, _positives, _values(0.0, -1.0), _values(1.0, 1e-30, 1e30)])
 _stats("chi2", ("logpdf",), [_reals, _positives, _values(0.0, -1.0), _values(1.0, 1e-30, 1e30)])
 _stats("chi2", _CONTINUOUS[1:], [_reals, _positives, _values(0.0, -1.0), _values(1.0, 1e-30, 1e30)])
-_stats("pareto", _CONTINUOUS, [_reals, _positives, _values(0.0, -1.0), _values(1.0, 1e-30, 1e30)])
+def _scipy_pareto_rounds(x, b, loc, scale):
+  """Where SciPy's pareto is wrong: with t = b log y, y = (x - loc) / scale > 1, SciPy's
+  1 - y**-b rounds to 0 and y**-b to 1 for t < 1e-15 (cdf 0, logcdf -inf, logsf -0 where
+  they are t, log t and -t), and its logpdf and logsf are the logs of an underflowed pdf
+  and sf, -inf, for (b + 1) log y > 700 (it has no _logpdf or _logsf). Also where its
+  x - loc rounds away y - 1 (x = 1e-300, loc = -1, scale = 1: y = 1, sf = 1 for any b)."""
+  overflows = _z_overflows(x, loc, scale)
+  rtol = RTOL[x.dtype.type] / 100
+  x, b, loc, scale = (a.astype(np.float64) for a in (x, b, loc, scale))
+  with np.errstate(all="ignore"):
+    log_y = np.log((x - loc) / scale)
+    exact = np.where(log_y < 0.5, np.log1p((x - (loc + scale)) / scale), log_y)
+    t = b * exact
+    rounds = np.isfinite(exact) & ~(np.abs(log_y - exact) <= rtol * np.abs(exact))
+    return overflows | rounds | (np.isfinite(t) & (exact > 0) & (
+        (t < 1e-15) | ((b + 1) * exact > 700)))
+
+
+_stats("pareto", _CONTINUOUS, [_reals, _positives, _values(0.0, -1.0), _values(1.0, 1e-30, 1e30)],
+       skip=_scipy_pareto_rounds)
 _stats("beta", _CONTINUOUS, [_probabilities, _positives, _positives])
 _stats("gennorm", ("logpdf", "cdf"), [_reals, _positives])
 _stats("vonmises", ("logpdf",), [_reals, _positives])
@@ -188,9 +207,16 @@ def _scipy_igamma_nan(a, *rest):
 
 for _name in ("gammainc", "gammaincc"):
   _special(_name, [_positives, _reals], skip=_scipy_igamma_nan)
+def _scipy_beta_overflow(a, b):
+  """a and b both at least 1e300, not both inf: a + b overflows inside SciPy's float64
+  beta and betaln, which give NaN there (B is 0, log B about -(a + b) log 2 or -inf)."""
+  return (a >= 1e300) & (b >= 1e300) & ~((a == np.inf) & (b == np.inf))
+
+
 for _name in ("betaln", "beta", "poch", "xlogy", "xlog1py", "rel_entr",
               "kl_div", "boxcox", "boxcox1p", "zeta", "owens_t"):
-  _special(_name, [_reals, _reals])
+  _special(_name, [_reals, _reals],
+           skip=_scipy_beta_overflow if _name in ("beta", "betaln") else None)
 _special("betainc", [_positives, _positives, _probabilities])
 # hyp1f1 left out: its series does not finish in minutes at |x| >= 1e8 (see the report of issue 33)
 # _special("hyp1f1", [_values(-2.0, 0.5, 1.0, 30.0), _values(0.5, 1.0, 30.0), _reals])

@@ -13,7 +13,7 @@ def logpmf(k, p, loc=0):
   """log P(K = k) for K - loc ~ Bernoulli(p): log(p) at k - loc = 1, log(1 - p) at 0.
 
   `k`, `p` and `loc` broadcast together and are promoted to a common inexact
-  dtype. Outside [0, 1] (k - loc < 0 or > 1) the result is -inf. JAX does not
+  dtype. Outside [0, 1] (k - loc < 0 or > 1) the result is -inf, NaN where p is NaN. JAX does not
   check that k - loc is an integer: inside (0, 1) it returns the interpolation
   (k - loc) log p + (1 - k + loc) log(1 - p). Mirrors
   `jax.scipy.stats.bernoulli.logpmf`.
@@ -21,7 +21,8 @@ def logpmf(k, p, loc=0):
   k, p, loc = map(jnp.asarray, promote_args_inexact("bernoulli.logpmf", k, p, loc))
   x = k - loc
   log_probs = xlogy(x, p) + xlog1py(1 - x, -p)
-  return jnp.where((x < 0) | (x > 1), -np.inf, log_probs)
+  # A NaN p gives NaN everywhere, as in SciPy (the support check alone gave -inf outside).
+  return jnp.where(jnp.isnan(p), np.nan, jnp.where((x < 0) | (x > 1), -np.inf, log_probs))
 
 
 def pmf(k, p, loc=0):
