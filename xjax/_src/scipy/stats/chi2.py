@@ -11,6 +11,7 @@ import numpy as np
 
 import xjax.numpy as jnp
 from xjax._src.scipy import special
+from xjax._src.scipy.stats import gamma
 from xjax._src.scipy.stats._continuous_util import (log_of_probability, nan_if_any_nan,
                                                        promote_args_inexact, standardize)
 
@@ -18,16 +19,14 @@ from xjax._src.scipy.stats._continuous_util import (log_of_probability, nan_if_a
 def logpdf(x, df, loc=0, scale=1):
   """log of the chi-square density of y = (x - loc) / scale, divided by scale; -inf for x < loc.
 
-  The density is y**(df/2 - 1) exp(-y/2) / (2**(df/2) Gamma(df/2)). As in
-  JAX, y = 0 gives NaN for df = 2 (0 * log 0) and -inf/inf otherwise.
+  The density is y**(df/2 - 1) exp(-y/2) / (2**(df/2) Gamma(df/2)): the gamma density
+  with shape df / 2 and scale 2 scale, computed as gamma.logpdf does (without the
+  cancellation of its terms at large df, and exact where y underflows). y = 0 gives
+  -log(2 scale) for df = 2, as in SciPy (JAX: NaN, 0 * log 0), and -inf/inf otherwise.
   Arguments broadcast together. Mirrors `jax.scipy.stats.chi2.logpdf`.
   """
   x, df, loc, scale = promote_args_inexact("chi2.logpdf", x, df, loc, scale)
-  y = standardize(x, loc, scale)
-  half_df = df / 2
-  log_kernel = (half_df - 1) * jnp.log(y) - y / 2
-  log_norm = special.gammaln(half_df) + df * math.log(2.0) / 2 + jnp.log(scale)
-  return nan_if_any_nan(jnp.where(x < loc, -np.inf, log_kernel - log_norm), x, df, loc, scale)
+  return gamma._logpdf(x, df / 2, loc, 2 * scale)
 
 
 def pdf(x, df, loc=0, scale=1):
