@@ -195,9 +195,24 @@ def _poisson_cdf_skip(k, mu, loc):
   return (k.dtype == np.float32) & (np.abs(k) >= 2.0 ** 24) & np.isfinite(k)
 
 
-_stats("poisson", ("logpmf",), [_counts, _positives, _values(0.0, 1.0)], skip=_jax_nan_k)
+def _scipy_poisson_wrong(k, mu, loc):
+  """Also where SciPy is wrong: at k, mu >= 1e8, where its lgamma difference cancels (at
+  k = mu = 1e8 it gives -10.1292786598, the saddle-point value is -10.1292789060)."""
+  k64, mu64 = k.astype(np.float64), mu.astype(np.float64)
+  return _jax_nan_k(k) | ((k64 >= 1e8) & (mu64 >= 1e8) & (k64 < np.inf))
+
+
+_stats("poisson", ("logpmf",), [_counts, _positives, _values(0.0, 1.0)], skip=_scipy_poisson_wrong)
 _stats("poisson", ("cdf",), [_counts, _positives, _values(0.0, 1.0)], skip=_poisson_cdf_skip)
-_stats("binom", ("logpmf",), [_counts, _counts, _probabilities], skip=_jax_nan_k)
+def _scipy_binom_wrong(k, n, p):
+  """Also where SciPy's binom.logpmf (Boost's pmf) loses digits, 0 < k < n with n >= 1e8:
+  binom.logpmf(1, 1e8, 1e-8) is -1.0000002, (1e8 - 1) log1p(-1e-8) = -0.999999995, and
+  binom.logpmf(1, 1e15, 1e-30) is -37.08 for log(1e15 1e-30) = -34.54."""
+  k64, n64 = k.astype(np.float64), n.astype(np.float64)
+  return _jax_nan_k(k) | ((n64 >= 1e8) & (k64 > 0) & (k64 < n64) & np.isfinite(n64))
+
+
+_stats("binom", ("logpmf",), [_counts, _counts, _probabilities], skip=_scipy_binom_wrong)
 _stats("nbinom", ("logpmf",), [_counts, _positives, _probabilities],
        skip=lambda k, n, p: p == 0)  # as geom's
 _stats("geom", ("logpmf",), [_counts, _probabilities, _values(0.0, -1.0)],
@@ -240,8 +255,14 @@ def _scipy_kl_div_ratio(p, q):
           & ((ratio == 0) | (ratio == np.inf)))
 
 
+def _scipy_zeta_underflow(x, q):
+  """x >= 1e4 and 1 < q <= 1e8: every term (n + q)^-x of SciPy's Euler-Maclaurin sum
+  underflows and its convergence test b / s is 0 / 0, so it gives NaN where zeta is 0."""
+  return (x >= 1e4) & (q > 1) & (q <= 1e8)
+
+
 _SPECIAL_SKIPS = {"beta": _scipy_beta_overflow, "betaln": _scipy_beta_overflow,
-                  "kl_div": _scipy_kl_div_ratio}
+                  "kl_div": _scipy_kl_div_ratio, "zeta": _scipy_zeta_underflow}
 for _name in ("betaln", "beta", "poch", "xlogy", "xlog1py", "rel_entr",
               "kl_div", "boxcox", "boxcox1p", "zeta", "owens_t"):
   _special(_name, [_reals, _reals], skip=_SPECIAL_SKIPS.get(_name))
