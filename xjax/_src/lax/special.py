@@ -382,13 +382,28 @@ def _igammac_small_a(a, x):
                          u, ew.div(ew.expm1(au), a))
   return ew.mul(a, ew.neg(ew.add(expm1_over_a, ew.mul(ew.exp(au), total))))
 
+def _lgamma_exact_at_1_and_2(a):
+  """lgamma(a), exactly 0 at a = 1 and 2 (XLA's float32 lgamma(1) is 4.8e-7: enough to push
+  x^a e^-x / Gamma(a) below the smallest normal number at x = 1.18e-38, making P(1, x) 0)."""
+  zero = ew.bitwise_or(ew.eq(a, _c(a, 1)), ew.eq(a, _c(a, 2)))
+  return _select(zero, _full_like(a, 0), ew.lgamma(a))
+
+
 def _ax(a, x, dtype):
   """Whether x^a e^-x / Gamma(a) underflows, and its value (0 where it does). Computed
   in logs; a NaN logarithm (inf - inf, for huge a) counts as underflow: out of Temme's
-  region, a huge a makes the logarithm hugely negative."""
-  log_ax = ew.sub(ew.sub(ew.mul(a, ew.log(x)), x), ew.lgamma(a))
+  region, a huge a makes the logarithm hugely negative.
+
+  Next to the smallest normal number, with x < 1, it is x exp(log_ax - log x): a rounding
+  error of exp(log_ax) there makes it subnormal, hence 0 (P(1, 1.18e-38) was 0 in float32);
+  exp(log_ax - log x) is then below e^8 and above exp(log_ax)."""
+  log_x = ew.log(x)
+  log_ax = ew.sub(ew.sub(ew.mul(a, log_x), x), _lgamma_exact_at_1_and_2(a))
   underflow = ew.bitwise_not(ew.ge(log_ax, _neg_log_max(dtype)))
-  return underflow, _select(underflow, _full_like(x, 0), ew.exp(log_ax))
+  near_tiny = ew.bitwise_and(ew.lt(x, _c(x, 1)),
+                             ew.lt(log_ax, _c(x, np.log(dtypes.finfo(dtype).smallest_normal) + 8)))
+  ax = _select(near_tiny, ew.mul(x, ew.exp(ew.sub(log_ax, log_x))), ew.exp(log_ax))
+  return underflow, _select(underflow, _full_like(x, 0), ax)
 
 
 def _igamma_impl(a, x, *, dtype):

@@ -42,14 +42,56 @@ def _check_float32_or_64(x):
 # Gamma, beta and related functions
 
 
+def _zeta_minus_one(k):
+  """zeta(k) - 1 for an integer k >= 2, in float64 (Euler-Maclaurin after 100 terms)."""
+  n = 100
+  head = sum(float(j) ** -k for j in range(2, n))
+  tail = (n ** (1 - k) / (k - 1) + n ** -k / 2 + k * n ** (-k - 1) / 12
+          - k * (k + 1) * (k + 2) * n ** (-k - 3) / 720)
+  return head + tail
+
+
+# log Gamma(1 + e) = -gamma e + sum_{k>=2} (-1)^k zeta(k) e^k / k (DLMF 5.7.3), for |e| <= 0.5.
+_LGAMMA1P_COEFFS = [(-1) ** k * (1 + _zeta_minus_one(k)) / k for k in range(2, 62)]
+
+
+def _lgamma1p_series(e):
+  """log Gamma(1 + e) for |e| <= 0.5, with full relative accuracy (exactly 0 at e = 0)."""
+  series = jnp.zeros_like(e)
+  for c in reversed(_LGAMMA1P_COEFFS):
+    series = (series + c) * e
+  return (series - np.euler_gamma) * e
+
+
+def _lgamma_value(x):
+  """log|Gamma(x)| with full relative accuracy next to its zeros x = 1 and x = 2 (XLA's
+  lgamma is a Lanczos sum whose absolute error, ~5e-7 in float32, makes lgamma(1) = 4.8e-7
+  there), and -inf at -inf as SciPy (log|Gamma| goes to -inf between the poles)."""
+  near1 = jnp.abs(x - 1) < 0.5
+  near2 = jnp.abs(x - 2) <= 0.5
+  e = jnp.where(near1, x - 1, jnp.where(near2, x - 2, jnp.zeros_like(x)))  # exact (Sterbenz)
+  series = _lgamma1p_series(e) + jnp.where(near2, lax.log1p(e), jnp.zeros_like(e))
+  out = jnp.where(near1 | near2, series, lax.lgamma(x))
+  return jnp.where(x == -np.inf, x, out)
+
+
+@custom_jvp
+def _lgamma(x):
+  return _lgamma_value(x)
+
+
+_lgamma.defjvps(lambda g, ans, x: g * lax.digamma(x))
+
+
 def gammaln(x):
   """log|Gamma(x)| elementwise, for real `x` (promoted to an inexact dtype).
 
+  Exact at x = 1 and 2 (log Gamma's Taylor series near them); -inf at -inf, as SciPy.
   Returns an array of x's shape and (inexact) dtype. Raises TypeError for
   complex input. Mirrors `jax.scipy.special.gammaln`.
   """
   x, = promote_args_inexact("gammaln", x)
-  return lax.lgamma(x)
+  return _lgamma(x)
 
 
 def gammasgn(x):
@@ -77,7 +119,8 @@ def loggamma(x):
   if _is_complex(x):
     from xjax._src.scipy.special_hypergeometric import complex_loggamma
     return complex_loggamma(x)
-  return jnp.where(x > 0, lax.lgamma(x), np.array(np.nan, x.dtype))
+  # +-0 is a pole: inf, as SciPy.
+  return jnp.where(x > 0, _lgamma(x), jnp.where(x == 0, np.inf, np.nan))
 
 
 def gamma(x):
@@ -89,11 +132,12 @@ def gamma(x):
   if _is_complex(x):
     from xjax._src.scipy.special_hypergeometric import complex_gamma
     return complex_gamma(x)
-  return gammasgn(x) * lax.exp(lax.lgamma(x))
+  return gammasgn(x) * lax.exp(_lgamma(x))
 
 
 def _algdiv(a, b):
-  """log(Gamma(b) / Gamma(a + b)) for b >= 8 and a <= b (the asymptotic form of SciPy's cdflib)."""
+  """log(Gamma(b) / Gamma(a + b)) for b >= 8 and a <= b (the asymptotic form of SciPy's cdflib),
+  and its part w - u without the term v = a (log b - 1)."""
   c0, c1, c2 = 0.833333333333333e-01, -0.277777777760991e-02, 0.793650666825390e-03
   c3, c4, c5 = -0.595202931351870e-03, 0.837308034031215e-03, -0.165322962780713e-02
   h = a / b
@@ -113,7 +157,20 @@ def _algdiv(a, b):
   safe_h = jnp.where(h == 0, 1, h)
   u = a * (1 + (a - 0.5) / b) * jnp.where(h == 0, 1, lax.log1p(safe_h) / safe_h)
   v = a * (lax.log(b) - 1.0)
-  return jnp.where(u <= v, (w - v) - u, (w - u) - v)
+  return jnp.where(u <= v, (w - v) - u, (w - u) - v), w - u
+
+
+def _beta_poles(a, b):
+  """Where a or b is a pole of Gamma (a non-positive integer, -inf included); where B(a, b)
+  is there the finite limit B(-n, m) = (-1)^m B(n + 1 - m, m) (whole 0 < m <= n, both below
+  2**31; elsewhere at the poles SciPy, i.e. cephes, gives inf); and that n and m."""
+  pole_a = (a <= 0) & (a == lax.floor(a))
+  pole_b = (b <= 0) & (b == lax.floor(b))
+  n = jnp.where(pole_a, a, b)
+  m = jnp.where(pole_a, b, a)
+  whole_m = (m == lax.floor(m)) & (m > 0) & (m < 2.0 ** 31)
+  pole = pole_a | pole_b
+  return pole, pole & (n > -2.0 ** 31) & whole_m & (m <= -n), n, m
 
 
 def betaln(a, b):
@@ -122,10 +179,22 @@ def betaln(a, b):
   `a` and `b` broadcast together. Mirrors `jax.scipy.special.betaln`.
   """
   a, b = promote_args_inexact("betaln", a, b)
+  pole, finite_pole, n, m = _beta_poles(a, b)
+  one = jnp.ones_like(a)
+  a = jnp.where(finite_pole, (-n - m) + 1, jnp.where(pole, one, a))
+  b = jnp.where(finite_pole, m, jnp.where(pole, one, b))
   a, b = jnp.minimum(a, b), jnp.maximum(a, b)
-  small_b = lax.lgamma(a) + (lax.lgamma(b) - lax.lgamma(a + b))
-  large_b = lax.lgamma(a) + _algdiv(a, b)
-  return jnp.where(b < 8, small_b, large_b)
+  small_b = _lgamma(a) + (_lgamma(b) - _lgamma(a + b))
+  algdiv, w_minus_u = _algdiv(a, b)
+  large_b = _lgamma(a) + algdiv
+  # For a >= 1e6 Stirling's lgamma(a) = (a - 1/2) log a - a + log(2 pi) / 2 cancels the v of
+  # algdiv without overflow (lgamma(a) is inf for a near float32's largest value).
+  huge_a = (w_minus_u - a * lax.log(b / a)) + 0.5 * (float(np.log(2 * np.pi)) - lax.log(a))
+  out = jnp.where(b < 8, small_b, jnp.where(a >= 1e6, huge_a, large_b))
+  # a = inf: B(inf, b) is 0 for b > 0 and infinite for b < 0; inf with inf or nan is nan.
+  out = jnp.where((b == np.inf) & ~jnp.isnan(a) & (a != np.inf),
+                  jnp.where(a > 0, -np.inf, np.inf), out)
+  return jnp.where(pole & ~finite_pole, np.inf, out)
 
 
 def beta(a, b):
@@ -135,8 +204,15 @@ def beta(a, b):
   """
   a, b = promote_args_inexact("beta", a, b)
   _reject_complex("beta", a)
-  sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
-  return sign * lax.exp(betaln(a, b))
+  pole, finite_pole, n, m = _beta_poles(a, b)
+  # At the poles SciPy's sign is (-1)^m where a is a pole -n and b = m <= n a whole number
+  # (both below 2**31), else inf; at a + b a pole (and neither a nor b) B is 0.
+  whole = (m == lax.floor(m)) & (jnp.abs(m) < 2.0 ** 31) & (n > -2.0 ** 31) & (m <= -n)
+  pole_sign = jnp.where(whole & (jnp.mod(m, 2) == 1), -1.0, 1.0)
+  sign_ab = gammasgn(a + b)
+  sign_ab = jnp.where(jnp.isnan(sign_ab) & ~jnp.isnan(a + b), 1.0, sign_ab)
+  sign = jnp.where(pole, pole_sign, gammasgn(a) * gammasgn(b) * sign_ab)
+  return sign * jnp.where(pole & ~finite_pole, np.inf, lax.exp(betaln(a, b)))
 
 
 def betainc(a, b, x):
@@ -152,7 +228,8 @@ def betainc(a, b, x):
 def digamma(x):
   """psi(x) = d/dx log Gamma(x), elementwise (mirrors `jax.scipy.special.digamma`)."""
   x, = promote_args_inexact("digamma", x)
-  return lax.digamma(x)
+  # psi(x) ~ -1/x at the pole 0: -inf at +0 and inf at -0, as SciPy (XLA gives NaN).
+  return jnp.where(x == 0, jnp.where(jnp.signbit(x), np.inf, -np.inf), lax.digamma(x))
 
 
 def polygamma(n, x):
@@ -190,7 +267,7 @@ def factorial(n, exact: bool = False):
   if exact:
     raise NotImplementedError("factorial with exact=True")
   n, = promote_args_inexact("factorial", n)
-  return jnp.where(n < 0, 0, lax.exp(lax.lgamma(n + 1)))
+  return jnp.where(n < 0, 0, lax.exp(_lgamma(n + 1)))
 
 
 def comb(N, k, *, repetition: bool = False):
@@ -375,10 +452,14 @@ def _log_ndtr_lower(x, series_order):
 def _log_ndtr_impl(x, series_order):
   lower, upper = (np.array(v, x.dtype) for v in _LOG_NDTR_SEGMENTS[x.dtype])
   above = x > upper
-  ndtr_value = _ndtr(jnp.where(above, -x, jnp.maximum(x, lower)))
+  positive = x > 0
+  # For x > 0, log(1 - ndtr(-x)) by log1p: ndtr(x) rounded near 1 loses the relative accuracy
+  # of its log (float32 log_ndtr(3) was off by 2e-5).
+  ndtr_value = _ndtr(jnp.where(positive, -x, jnp.maximum(x, lower)))
   return jnp.where(above, -ndtr_value,  # log(1 - e) ~ -e
-                   jnp.where(x > lower, lax.log(ndtr_value),
-                             _log_ndtr_lower(jnp.minimum(x, lower), series_order)))
+                   jnp.where(positive, lax.log1p(-ndtr_value),
+                             jnp.where(x > lower, lax.log(ndtr_value),
+                                       _log_ndtr_lower(jnp.minimum(x, lower), series_order))))
 
 
 _log_ndtr = custom_jvp(_log_ndtr_impl, nondiff_argnums=(1,))
@@ -517,19 +598,35 @@ def rel_entr(p, q):
   p, q = promote_args_inexact("rel_entr", p, q)
   _reject_complex("rel_entr", p)
   p, q = jnp.broadcast_arrays(p, q)
+  return _rel_entr(p, q, jnp.zeros_like(p))
+
+
+def _rel_entr(p, q, at_p_zero):
+  """p log(p / q) for p, q > 0; `at_p_zero` where p == 0 and q >= 0; NaN where p or q is
+  NaN (as SciPy); inf otherwise."""
   both_positive = (p > 0) & (q > 0)
   p_zero = (p == 0) & (q >= 0)
   safe_p = jnp.where(both_positive, p, 1)
   safe_q = jnp.where(both_positive, q, 1)
-  value = _xlogx(safe_p) - _xlogy(safe_p, safe_q)
-  return jnp.where(both_positive, value, jnp.where(p_zero, np.array(0, p.dtype), np.inf))
+  # log(p / q) while p / q neither overflows nor underflows, else log p - log q.
+  ratio = safe_p / safe_q
+  tiny = np.finfo(p.dtype).smallest_normal
+  ratio_ok = (ratio >= tiny) & (ratio < np.inf)
+  log_ratio = jnp.where(ratio_ok, lax.log(jnp.where(ratio_ok, ratio, 1)),
+                        lax.log(safe_p) - lax.log(safe_q))
+  value = safe_p * log_ratio
+  out = jnp.where(both_positive, value, jnp.where(p_zero, at_p_zero, np.inf))
+  return jnp.where(jnp.isnan(p) | jnp.isnan(q), np.nan, out)
 
 
 def kl_div(p, q):
   """rel_entr(p, q) - p + q (mirrors `jax.scipy.special.kl_div`); ValueError for complex input."""
   p, q = promote_args_inexact("kl_div", p, q)
   _reject_complex("kl_div", p)
-  return rel_entr(p, q) - p + q
+  p, q = jnp.broadcast_arrays(p, q)
+  # q - p only where both are positive: inf - inf would turn SciPy's inf into NaN.
+  both_positive = (p > 0) & (q > 0)
+  return _rel_entr(p, q, q) + jnp.where(both_positive, q - p, jnp.zeros_like(p))
 
 
 def boxcox(x, lmbda):
@@ -538,10 +635,30 @@ def boxcox(x, lmbda):
   Mirrors `jax.scipy.special.boxcox`.
   """
   x, lmbda = promote_args_inexact("boxcox", x, lmbda)
-  zero = lmbda == 0
-  safe_lmbda = jnp.where(zero, jnp.ones_like(lmbda), lmbda)
   log_x = jnp.log(x)
-  return jnp.where(zero, log_x, jnp.expm1(safe_lmbda * log_x) / safe_lmbda)
+  zero = _boxcox_log_limit(lmbda, log_x)
+  value = jnp.where(zero, log_x, _expm1_over(lmbda, log_x, zero))
+  # exact, also where x**1 rounds to overflow
+  return jnp.where((lmbda == 1) & (x >= 0), x - 1, value)
+
+
+def _expm1_over(lmbda, log_x, zero):
+  """expm1(lmbda log_x) / lmbda; where expm1(t), t = lmbda log_x, overflows (or nearly) as
+  sign(lmbda) exp(t - log|lmbda|): the quotient may not (|lmbda| > 1), and 1 / |lmbda| is
+  negligible there."""
+  safe_lmbda = jnp.where(zero, jnp.ones_like(lmbda), lmbda)
+  t = safe_lmbda * log_x
+  big = t > np.log(np.finfo(log_x.dtype).max) - 1
+  abs_lmbda = jnp.abs(safe_lmbda)
+  scaled = jnp.sign(safe_lmbda) * jnp.exp(jnp.where(big, t, 0) - jnp.log(abs_lmbda))
+  return jnp.where(big, scaled, jnp.expm1(t) / safe_lmbda)
+
+
+def _boxcox_log_limit(lmbda, log_x):
+  """Where (x**lmbda - 1) / lmbda is its limit log(x): |lmbda| < 1e-19, as SciPy, and where
+  lmbda log(x) is below the smallest normal number (XLA flushes it to 0, which gave 0)."""
+  tiny = np.finfo(log_x.dtype).smallest_normal
+  return (jnp.abs(lmbda) < 1e-19) | (jnp.abs(lmbda * log_x) < tiny)
 
 
 def boxcox1p(x, lmbda):
@@ -550,10 +667,11 @@ def boxcox1p(x, lmbda):
   Mirrors `jax.scipy.special.boxcox1p`.
   """
   x, lmbda = promote_args_inexact("boxcox1p", x, lmbda)
-  zero = lmbda == 0
-  safe_lmbda = jnp.where(zero, jnp.ones_like(lmbda), lmbda)
   log1p_x = jnp.log1p(x)
-  return jnp.where(zero, log1p_x, jnp.expm1(safe_lmbda * log1p_x) / safe_lmbda)
+  zero = _boxcox_log_limit(lmbda, log1p_x)
+  value = jnp.where(zero, log1p_x, _expm1_over(lmbda, log1p_x, zero))
+  # exact, also where (1 + x)**1 rounds to overflow
+  return jnp.where((lmbda == 1) & (x >= -1), x, value)
 
 
 # ----------------------------------------------------------------------------
@@ -618,7 +736,24 @@ def _zeta_series(s, a):
 
 @custom_jvp
 def _zeta(x, q):
-  return lax_special.zeta(x, q)
+  """lax.zeta with SciPy's (cephes') edge cases: inf at x = 1; NaN for x < 1; at q <= 0 inf
+  where q is whole and NaN where x is not; the asymptotic form (1/(x - 1) + 1/(2q)) q^(1 - x)
+  for q > 1e8 (DLMF 25.11.43; 0 at q = inf); q^-x, its first term, for x >= 1e4 (XLA's
+  summation gives NaN for huge x or q)."""
+  value = lax_special.zeta(x, q)
+  one = jnp.ones_like(q)
+  big_q = q > 1e8
+  safe_q = jnp.where(big_q, q, one)
+  value = jnp.where(big_q, (1 / (x - 1) + 0.5 / safe_q) * safe_q ** (1 - x), value)
+  huge_x = (x >= 1e4) & (q > 0)
+  value = jnp.where(huge_x, jnp.where(huge_x, q, one) ** -x, value)
+  # At q < 0 (not whole) and even x >= 1e4 the term of the n + q nearest 0 is at least 2^x.
+  even_x = (x == np.inf) | (jnp.mod(x, 2) == 0)
+  value = jnp.where((x >= 1e4) & (q < 0) & even_x, np.inf, value)
+  value = jnp.where(jnp.isnan(x) | jnp.isnan(q), np.nan, value)
+  q_pole = (q <= 0) & (q == lax.floor(q))
+  value = jnp.where(q_pole, np.inf, jnp.where((q <= 0) & (x != lax.floor(x)), np.nan, value))
+  return jnp.where(x == 1, np.inf, jnp.where(x < 1, np.nan, value))
 
 
 _zeta.defjvp(lambda primals, tangents: jvp(_zeta_series, primals, tangents))
@@ -648,14 +783,17 @@ _SPENCE_B = [6.90990488912553276999E-4, 2.54043763932544379113E-2, 2.82974860602
 def _spence_positive(x):
   """Spence's function for x > 0 (Cephes): reduce to w in [-1/2, 1/2] and a rational approximation."""
   inverted = x > 2.0
+  # log x of the reduced x from the original one: 1 / x is subnormal (flushed to 0) for
+  # the largest x, whose log would be -inf (spence(max) was NaN).
+  log_x = jnp.where(inverted, -jnp.log(x), jnp.log(x))
   x = jnp.where(inverted, 1.0 / x, x)
   above = x > 1.5
   below = x < 0.5
   inverted = inverted | above
   w = jnp.where(above, 1.0 / x - 1.0, jnp.where(below, -x, x - 1.0))
   y = -w * jnp.polyval(np.array(_SPENCE_A, x.dtype), w) / jnp.polyval(np.array(_SPENCE_B, x.dtype), w)
-  y = jnp.where(below, np.pi ** 2 / 6.0 - jnp.log(x) * jnp.log1p(-x) - y, y)
-  return jnp.where(inverted, -0.5 * jnp.log(x) ** 2 - y, y)
+  y = jnp.where(below, np.pi ** 2 / 6.0 - log_x * jnp.log1p(-x) - y, y)
+  return jnp.where(inverted, -0.5 * log_x ** 2 - y, y)
 
 
 def spence(x):

@@ -398,6 +398,8 @@ def _owens_t(h, a):
       0.25 - 0.25 * lax.erf(h_abs / root_2) * lax.erf(a_abs * h_abs / root_2) - value,
       0.25 * (erfc_h + erfc_ah - erfc_h * erfc_ah) - value)
   value = lax.sign(a) * jnp.where(small_a, value, reflected)
+  # T(0, a) = atan(a) / (2 pi) also at a = +-inf (+-1/4), where h_mod = inf * 0 is NaN.
+  value = jnp.where(h == 0., lax.atan(a) / dtype(2 * np.pi), value)
   return jnp.where(jnp.isnan(a) | jnp.isnan(h), jnp.full_like(value, np.nan), value)
 
 

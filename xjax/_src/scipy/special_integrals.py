@@ -183,7 +183,9 @@ def _erfcx_real(x):
   direct = _exp_square(safe_x) * lax.erfc(safe_x)
   big_x = jnp.where(large, x, jnp.ones_like(x))
   series = _horner(_asymptotic_erfcx_coeffs(n_terms), 1 / lax.square(big_x)) / (big_x * _SQRT_PI)
-  direct = jnp.where(x == -np.inf, -x, direct)  # the split of x^2 would give inf - inf
+  # 2 exp(x^2) overflows below -27 (float64's largest exponent is 709.8); the split of x^2
+  # would give inf - inf (NaN) at -inf and 0 * inf at the largest finite x.
+  direct = jnp.where(x < -30, np.inf, direct)
   return jnp.where(large, series, direct)
 
 
@@ -857,7 +859,9 @@ def _expi(x):
   value = _ei_positive(jnp.where(positive, x, jnp.ones_like(x)))
   negative = -expn(1, jnp.where(positive, jnp.ones_like(x), -x))  # Ei(x) = -E_1(-x), x < 0
   value = jnp.where(positive, value, negative)
-  value = jnp.where(x == np.inf, x, value)
+  # Ei(x) ~ e^x / x overflows from about x = 716 on; the series there gives inf / inf at the
+  # largest finite x.
+  value = jnp.where(x > 1000, np.inf, value)
   return jnp.where(x == 0, -np.inf, value).astype(x.dtype)
 
 
