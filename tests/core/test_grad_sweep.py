@@ -30,6 +30,18 @@ KNOWN_DIFFERENT = {
     ("ldexp", -float("inf")): "as at 0: JAX 1, xjax 4",
     ("ldexp", 1e-30): "JAX 4.00001 (its rule's rounding), xjax 4",
     ("spence", -1.0): "at spence's argument 1 JAX's rule gives 0, xjax NaN (0/0); the limit is -1",
+    # At poles and at the support edge, since the values there follow SciPy (issue 33 item 7:
+    # digamma(0) = -inf, betaln at Gamma's poles = inf, rel_entr/kl_div with inf and 0). The
+    # derivative is infinite at each (-inf, -inf, inf, -inf): JAX's is no better at betaln
+    # (NaN) and kl_div (-1). To be fixed by custom JVPs that give the infinite limits.
+    ("digamma", 0.0): "xjax NaN, JAX inf (trigamma's pole)",
+    ("betaln", -1.0): "betaln(0, 2) is a pole: xjax 0, JAX NaN; the limit is -inf",
+    ("kl_div", 0.0): "d/dx kl_div(x, 1) = log x: xjax 0, JAX -1; the limit is -inf",
+    ("rel_entr", float("inf")): "d/dx rel_entr(x, 1) = log x + 1: xjax NaN, JAX inf",
+    ("kl_div", float("inf")): "d/dx kl_div(x, 1) = log x: xjax NaN, JAX inf",
+    ("kl_div", -1.0): "outside the support kl_div is the constant inf: xjax 0, JAX -1",
+    ("kl_div", -float("inf")): "as at -1: xjax 0, JAX -1",
+    ("betaln", -float("inf")): "betaln(-inf, 2) = inf, held constant: xjax 0, JAX NaN",
 }
 
 
