@@ -193,7 +193,7 @@ def _trace_body(f, mesh, manual, args, in_tree, leaves, dyn, in_specs, avals, ou
   in_vma = [frozenset()] * len(closed.jaxpr.constvars) + [
       frozenset(n for e in s for n in axes_of(e)) & manual for s in in_specs]
   # Always: programs whose devices could run different collectives never reach XLA.
-  vma = _check_collectives_agree(closed.jaxpr, in_vma, manual, check_vma)
+  vma = _check_collectives_agree(closed.jaxpr, in_vma, manual)
   if check_vma:
     _check_vma(f, mesh, manual, out_tree, out_specs, specs, vma)
   return _hoist_consts(closed), out_tree, specs
@@ -504,11 +504,10 @@ def _call_like(eqn, ins, ctx):
 
 
 class _VmaContext:
-  """What the deadlock checks need: the manual axes and how to name things in errors."""
+  """What the deadlock checks need: the manual axes."""
 
-  def __init__(self, manual, check_vma: bool):
+  def __init__(self, manual):
     self.manual = frozenset(manual)
-    self.check_vma = check_vma
 
 
 def _branch_names(eqn) -> list[str]:
@@ -609,9 +608,9 @@ def _scan_vma(eqn, ins, ctx):
 _VMA_RULES = {"cond": _cond_vma, "while": _while_vma, "scan": _scan_vma}
 
 
-def _check_collectives_agree(jaxpr: core.Jaxpr, in_vma, manual, check_vma: bool) -> list:
+def _check_collectives_agree(jaxpr: core.Jaxpr, in_vma, manual) -> list:
   """`_varying_axes` with the deadlock checks on (every shard_map body goes through it)."""
-  return _varying_axes(jaxpr, in_vma, _VmaContext(manual, check_vma))
+  return _varying_axes(jaxpr, in_vma, _VmaContext(manual))
 
 
 def _check_vma(f, mesh, manual, out_tree, out_specs, specs, vma) -> None:

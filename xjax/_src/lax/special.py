@@ -342,7 +342,7 @@ def _igamma_temme(a, x, upper):
   return ew.add(head, r) if upper else ew.sub(head, r)
 
 
-def _zeta_minus_one(k):
+def zeta_minus_one(k):
   """zeta(k) - 1 for an integer k >= 2, in float64 (Euler-Maclaurin after 100 terms)."""
   n = 100
   head = sum(float(j) ** -k for j in range(2, n))
@@ -358,7 +358,7 @@ def _lgamma1p_over_a(a):
   t = _select(small, a, _full_like(a, 0))
   series = _full_like(a, 0)
   for k in reversed(range(2, 26)):
-    series = ew.mul(ew.add(series, _c(a, (-1) ** k * (1 + _zeta_minus_one(k)) / k)), t)
+    series = ew.mul(ew.add(series, _c(a, (-1) ** k * (1 + zeta_minus_one(k)) / k)), t)
   series = ew.add(series, _c(a, -np.euler_gamma))
   return _select(small, series, ew.div(ew.lgamma(ew.add(a, _c(a, 1))), a))
 

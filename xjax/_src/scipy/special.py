@@ -42,17 +42,8 @@ def _check_float32_or_64(x):
 # Gamma, beta and related functions
 
 
-def _zeta_minus_one(k):
-  """zeta(k) - 1 for an integer k >= 2, in float64 (Euler-Maclaurin after 100 terms)."""
-  n = 100
-  head = sum(float(j) ** -k for j in range(2, n))
-  tail = (n ** (1 - k) / (k - 1) + n ** -k / 2 + k * n ** (-k - 1) / 12
-          - k * (k + 1) * (k + 2) * n ** (-k - 3) / 720)
-  return head + tail
-
-
 # log Gamma(1 + e) = -gamma e + sum_{k>=2} (-1)^k zeta(k) e^k / k (DLMF 5.7.3), for |e| <= 0.5.
-_LGAMMA1P_COEFFS = [(-1) ** k * (1 + _zeta_minus_one(k)) / k for k in range(2, 62)]
+_LGAMMA1P_COEFFS = [(-1) ** k * (1 + lax_special.zeta_minus_one(k)) / k for k in range(2, 62)]
 
 
 def _lgamma1p_series(e):
