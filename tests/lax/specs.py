@@ -26,6 +26,7 @@ import xjax.test_util as jtu
 from xjax import lax
 from xjax._src import core
 from xjax._src.lax import elementwise as lax_elementwise
+from xjax._src.lax import gather_scatter as lax_gather_scatter
 from xjax._src.lax import reductions as lax_reductions
 from xjax._src.lax import slicing as lax_slicing
 from xjax._src.lax import sorting as lax_sorting
@@ -1191,7 +1192,7 @@ def _scatter_ref(combine):
 
 
 slicing = lax_slicing
-GD, SD = slicing.GatherDimensionNumbers, slicing.ScatterDimensionNumbers
+GD, SD = lax_gather_scatter.GatherDimensionNumbers, lax_gather_scatter.ScatterDimensionNumbers
 
 _ROWS = GD(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
 _POINTS = GD(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1))
@@ -1281,12 +1282,13 @@ SLICING = [
          configs(((4, 3), (2, 2), (), ()), ((4, 3), (4, 3), (), ()), ((4, 3), (0, 2), (), ()),
                  ((1, 1), (1, 1), (), ()), ((0, 3), (0, 1), (), ())),
          arg_dtypes=lambda d: (d, d, I32, I32), weak_args=None, grad_order=2, linear=(0, 1)),
-    Spec("gather", slicing.gather_p, lambda x, idx, **p: slicing.gather(x, idx, **p),
+    Spec("gather", lax_gather_scatter.gather_p,
+         lambda x, idx, **p: lax_gather_scatter.gather(x, idx, **p),
          ref_gather, (arith, index_maker(-2, 6)), EVERY, _GATHER_CONFIGS,
          arg_dtypes=lambda d: (d, I32), weak_args=None, grad_order=2, linear=(0,)),
-    *[Spec(name, getattr(slicing, _SCATTER_PRIMS[name]),
+    *[Spec(name, getattr(lax_gather_scatter, _SCATTER_PRIMS[name]),
            functools.partial(lambda x, idx, u, fn, **p: fn(x, idx, u, **p),
-                             fn=getattr(slicing, name)),
+                             fn=getattr(lax_gather_scatter, name)),
            native(_scatter_ref(combine)),
            (_SCATTER_INTS, unique_rows if name == "scatter" else index_maker(-1, 5),
             _SCATTER_INTS), dtypes, _SET_SCATTER_CONFIGS if name == "scatter" else _SCATTER_CONFIGS,
@@ -1303,8 +1305,8 @@ SLICING = [
     # scatter_mul promising unique_indices=True (distinct in-range rows, so the promise
     # holds): the only form JAX 0.10.2 differentiates in the updates (without it, its
     # rules raise NotImplementedError; test_ad_rules checks both).
-    Spec("scatter_mul_unique", slicing.scatter_mul_p,
-         lambda x, idx, u, **p: slicing.scatter_mul(x, idx, u, unique_indices=True, **p),
+    Spec("scatter_mul_unique", lax_gather_scatter.scatter_mul_p,
+         lambda x, idx, u, **p: lax_gather_scatter.scatter_mul(x, idx, u, unique_indices=True, **p),
          native(_scatter_ref(_SCATTERS["scatter_mul"])),
          (_SCATTER_INTS, unique_rows, _SCATTER_INTS), NUMERIC, _SET_SCATTER_CONFIGS,
          arg_dtypes=lambda d: (d, I32, d), weak_args=None,

@@ -17,7 +17,7 @@ import xjax
 import xjax.numpy as jnp
 import xjax.test_util as jtu
 from xjax import lax
-from xjax._src.lax import slicing
+from xjax._src.lax import gather_scatter
 
 B = 3
 
@@ -47,7 +47,7 @@ def _batched(x, axis, rng_draw):
 # ----------------------------------------------------------------------------
 # gather
 
-_GATHER_DNUMS = slicing.GatherDimensionNumbers(
+_GATHER_DNUMS = gather_scatter.GatherDimensionNumbers(
     offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
 
 
@@ -64,14 +64,14 @@ def test_gather_batched_operand_indices_or_both_matches_loop(rng, operand_axis, 
   indices = _batched(None, indices_axis, lambda: rng.integers(lo, hi, (4, 1), dtype=np.int32))
   if indices is None:
     indices = rng.integers(lo, hi, (4, 1), dtype=np.int32)
-  fun = lambda x, i: slicing.gather(x, i, _GATHER_DNUMS, (1, 3), mode=mode)  # noqa: E731
+  fun = lambda x, i: gather_scatter.gather(x, i, _GATHER_DNUMS, (1, 3), mode=mode)  # noqa: E731
   _check_vmap(fun, (operand, indices), (operand_axis, indices_axis))
 
 
 @pytest.mark.parametrize("unique_indices, indices_are_sorted", [(True, True), (False, False)])
 def test_gather_params_kept_or_dropped_as_in_jax(unique_indices, indices_are_sorted):
   # Batched indices alone drop the promises (members may collide); otherwise they stay.
-  fun = lambda x, i: slicing.gather(  # noqa: E731
+  fun = lambda x, i: gather_scatter.gather(  # noqa: E731
       x, i, _GATHER_DNUMS, (1, 3), unique_indices=unique_indices,
       indices_are_sorted=indices_are_sorted)
   x = np.zeros((5, 3), np.float32)
@@ -80,7 +80,7 @@ def test_gather_params_kept_or_dropped_as_in_jax(unique_indices, indices_are_sor
     args = (np.stack([x] * B) if in_axes[0] == 0 else x,
             np.stack([i] * B) if in_axes[1] == 0 else i)
     eqn = xjax.make_jaxpr(xjax.vmap(fun, in_axes=in_axes))(*args).jaxpr.eqns[-1]
-    assert eqn.primitive is slicing.gather_p
+    assert eqn.primitive is gather_scatter.gather_p
     assert eqn.params["unique_indices"] == (unique_indices and kept), in_axes
     assert eqn.params["indices_are_sorted"] == (indices_are_sorted and kept), in_axes
 
@@ -91,16 +91,16 @@ def test_gather_both_batched_dtypes_match_loop(rng, dtype):
       else rng.random((B, 5, 3)) < 0.5
   operand = np.asarray(operand, dtype)
   indices = rng.integers(-1, 6, (B, 2, 1), dtype=np.int32)
-  fun = lambda x, i: slicing.gather(x, i, _GATHER_DNUMS, (1, 3), mode="fill")  # noqa: E731
+  fun = lambda x, i: gather_scatter.gather(x, i, _GATHER_DNUMS, (1, 3), mode="fill")  # noqa: E731
   _check_vmap(fun, (operand, indices), (0, 0))
 
 
 def test_gather_with_batching_dims_batched_again_matches_loop(rng):
   # A gather that already has operand/start_indices batching dims.
-  dnums = slicing.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(1,),
-                                         start_index_map=(1,), operand_batching_dims=(0,),
-                                         start_indices_batching_dims=(0,))
-  fun = lambda x, i: slicing.gather(x, i, dnums, (1, 1))  # noqa: E731
+  dnums = gather_scatter.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(1,),
+                                                start_index_map=(1,), operand_batching_dims=(0,),
+                                                start_indices_batching_dims=(0,))
+  fun = lambda x, i: gather_scatter.gather(x, i, dnums, (1, 1))  # noqa: E731
   operand = rng.normal(size=(B, 2, 4)).astype(np.float32)
   indices = rng.integers(0, 4, (2, B, 1), dtype=np.int32)
   for in_axes in [(0, 1), (0, None), (None, 1)]:
@@ -112,7 +112,7 @@ def test_gather_with_batching_dims_batched_again_matches_loop(rng):
 def test_gather_empty_indices_and_size_one_batch_match_loop(rng):
   operand = rng.normal(size=(1, 5, 3)).astype(np.float32)
   indices = np.zeros((1, 0, 1), np.int32)
-  fun = lambda x, i: slicing.gather(x, i, _GATHER_DNUMS, (1, 3))  # noqa: E731
+  fun = lambda x, i: gather_scatter.gather(x, i, _GATHER_DNUMS, (1, 3))  # noqa: E731
   _check_vmap(fun, (operand, indices), (0, 0))
   _check_vmap(fun, (operand, indices[0]), (0, None))
 
@@ -120,9 +120,9 @@ def test_gather_empty_indices_and_size_one_batch_match_loop(rng):
 # ----------------------------------------------------------------------------
 # scatter family
 
-_SCATTERS = [slicing.scatter, slicing.scatter_add, slicing.scatter_sub, slicing.scatter_mul,
-             slicing.scatter_min, slicing.scatter_max]
-_SCATTER_DNUMS = slicing.ScatterDimensionNumbers(
+_SCATTERS = [gather_scatter.scatter, gather_scatter.scatter_add, gather_scatter.scatter_sub,
+             gather_scatter.scatter_mul, gather_scatter.scatter_min, gather_scatter.scatter_max]
+_SCATTER_DNUMS = gather_scatter.ScatterDimensionNumbers(
     update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
 _COMBOS = [axes for axes in itertools.product([None, 0], repeat=3)
            if any(a is not None for a in axes)]
@@ -151,7 +151,7 @@ def test_scatter_add_modes_out_of_range_nonzero_axes_match_loop(rng, mode, axes)
            lambda: rng.integers(lo, hi, shapes[1], dtype=np.int32),
            lambda: rng.normal(size=shapes[2]).astype(np.float32)]
   args = [_batched(None, a, d) if a is not None else d() for a, d in zip(axes, draws)]
-  fun = lambda x, i, u: slicing.scatter_add(x, i, u, _SCATTER_DNUMS, mode=mode)  # noqa: E731
+  fun = lambda x, i, u: gather_scatter.scatter_add(x, i, u, _SCATTER_DNUMS, mode=mode)  # noqa: E731
   _check_vmap(fun, args, axes, out_axes=1)
 
 
@@ -160,7 +160,7 @@ def test_scatter_dtypes_match_loop(rng, dtype):
   operand = np.asarray(rng.integers(0, 2, (B, 5, 3)), dtype)
   updates = np.asarray(rng.integers(0, 2, (B, 2, 3)), dtype)
   indices = np.stack([rng.permutation(5)[:2].reshape(2, 1) for _ in range(B)]).astype(np.int32)
-  fn = slicing.scatter if dtype == np.bool_ else slicing.scatter_add
+  fn = gather_scatter.scatter if dtype == np.bool_ else gather_scatter.scatter_add
   fun = lambda x, i, u: fn(x, i, u, _SCATTER_DNUMS)  # noqa: E731
   _check_vmap(fun, (operand, indices, updates), (0, 0, 0))
   _check_vmap(fun, (operand[0], indices, updates[0]), (None, 0, None))
@@ -169,9 +169,10 @@ def test_scatter_dtypes_match_loop(rng, dtype):
 def test_scatter_apply_batched_indices_matches_loop(rng):
   operand = rng.normal(size=(5,)).astype(np.float32)
   indices = rng.integers(0, 5, (B, 2, 1), dtype=np.int32)
-  dnums = slicing.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
-                                          scatter_dims_to_operand_dims=(0,))
-  fun = lambda x, i: slicing.scatter_apply(x, i, lax.exp, dnums, update_shape=(2,))  # noqa: E731
+  dnums = gather_scatter.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                                 scatter_dims_to_operand_dims=(0,))
+  fun = lambda x, i: gather_scatter.scatter_apply(  # noqa: E731
+      x, i, lax.exp, dnums, update_shape=(2,))
   _check_vmap(fun, (operand, indices), (None, 0))
 
 

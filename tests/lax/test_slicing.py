@@ -18,6 +18,7 @@ import pytest
 import xjax
 from xjax._src import core
 from xjax._src.lax import elementwise as ew
+from xjax._src.lax import gather_scatter as G
 from xjax._src.lax import slicing as L
 from xjax._src.lax import structural as S
 
@@ -26,9 +27,9 @@ GOLDEN = os.path.join(os.path.dirname(__file__), os.pardir, "golden", "jaxprs.js
 bf16 = np.dtype(ml_dtypes.bfloat16)
 DTYPES = [np.dtype(t) for t in (np.float32, np.float16, np.int32, np.uint8, np.bool_,
                                 np.complex64)] + [bf16]
-GD = L.GatherDimensionNumbers
-SD = L.ScatterDimensionNumbers
-Mode = L.GatherScatterMode
+GD = G.GatherDimensionNumbers
+SD = G.ScatterDimensionNumbers
+Mode = G.GatherScatterMode
 
 
 def rand(rng, shape, dtype):
@@ -187,9 +188,9 @@ def test_in_dim_helpers_match_numpy(rng):
 def test_index_take_wraps_indices(rng):
   x = rand(rng, (3, 4), np.float32)
   idx = np.array([0, -1, 5], np.int32)
-  np.testing.assert_array_equal(np.asarray(L.index_take(x, (idx,), (0,))), x[idx % 3])
+  np.testing.assert_array_equal(np.asarray(G.index_take(x, (idx,), (0,))), x[idx % 3])
   rows, cols = np.array([0, 2], np.int32), np.array([3, -1], np.int32)
-  np.testing.assert_array_equal(np.asarray(L.index_take(x, (rows, cols), (0, 1))),
+  np.testing.assert_array_equal(np.asarray(G.index_take(x, (rows, cols), (0, 1))),
                                 x[rows, cols % 4])
 
 
@@ -268,7 +269,7 @@ def test_gather_points_matches_numpy(idx, dtype, mode, rng):
   x = rand(rng, (5,), dtype)
   idx = np.asarray(idx, np.int32)
   dnums = GD(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-  check(lambda x, i: L.gather(x, i, dnums, (1,), mode=mode), (x, idx), np_take(x, idx, mode))
+  check(lambda x, i: G.gather(x, i, dnums, (1,), mode=mode), (x, idx), np_take(x, idx, mode))
 
 
 @pytest.mark.parametrize("mode", ["clip", "fill", None])
@@ -279,7 +280,7 @@ def test_gather_rows_matches_numpy(index_dtype, mode, rng):
   idx = np.array([[1], [3], [250], [0], [2]]).astype(index_dtype)
   dnums = GD(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
   expected = np_take(x, idx.astype(np.int64), "fill" if mode == "fill" else "clip")
-  check(lambda x, i: L.gather(x, i, dnums, (1, 3), mode=mode), (x, idx), expected)
+  check(lambda x, i: G.gather(x, i, dnums, (1, 3), mode=mode), (x, idx), expected)
 
 
 @pytest.mark.parametrize("mode", ["clip", "fill"])
@@ -294,7 +295,7 @@ def test_gather_windows_clamp_or_fill_whole_windows(mode, rng):
     else:
       s = min(max(s, 0), 3)
       rows.append(x[s:s + 3])
-  check(lambda x, i: L.gather(x, i, dnums, (3,), mode=mode), (x, starts), np.stack(rows))
+  check(lambda x, i: G.gather(x, i, dnums, (3,), mode=mode), (x, starts), np.stack(rows))
 
 
 @pytest.mark.parametrize("mode", ["clip", "fill"])
@@ -305,7 +306,7 @@ def test_gather_2d_points_need_every_component_in_bounds(mode, rng):
   clipped = x[np.clip(idx[:, 0], 0, 2), np.clip(idx[:, 1], 0, 3)]
   if mode == "fill":
     clipped[2:] = np.nan
-  check(lambda x, i: L.gather(x, i, dnums, (1, 1), mode=mode), (x, idx), clipped)
+  check(lambda x, i: G.gather(x, i, dnums, (1, 1), mode=mode), (x, idx), clipped)
 
 
 def test_gather_with_batching_dims_matches_a_loop(rng):
@@ -314,26 +315,26 @@ def test_gather_with_batching_dims_matches_a_loop(rng):
   dnums = GD(offset_dims=(), collapsed_slice_dims=(1,), start_index_map=(1,),
              operand_batching_dims=(0,), start_indices_batching_dims=(0,))
   expected = np.stack([x[b, idx[b, :, 0]] for b in range(3)])
-  check(lambda x, i: L.gather(x, i, dnums, (1, 1)), (x, idx), expected)
+  check(lambda x, i: G.gather(x, i, dnums, (1, 1)), (x, idx), expected)
 
 
 def test_gather_scalar_output_and_user_fill_value(rng):
   x = rand(rng, (5,), np.float32)
   dnums = GD(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-  check(lambda x: L.gather(x, np.array([3], np.int32), dnums, (1,)), (x,), x[3])
-  check(lambda x: L.gather(x, np.array([[8], [1]], np.int32), dnums, (1,), mode="fill",
+  check(lambda x: G.gather(x, np.array([3], np.int32), dnums, (1,)), (x,), x[3])
+  check(lambda x: G.gather(x, np.array([[8], [1]], np.int32), dnums, (1,), mode="fill",
                            fill_value=-2), (x,), np.array([-2, x[1]], np.float32))
 
 
 def test_gather_weak_type_is_the_operands():
   dnums = GD(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-  assert L.gather(weak((3,)), np.array([[1]], np.int32), dnums, (1,)).weak_type
+  assert G.gather(weak((3,)), np.array([[1]], np.int32), dnums, (1,)).weak_type
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_gather_default_fill_values_follow_jax(dtype):
   dnums = GD(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-  out = L.gather(np.zeros(3, dtype), np.array([[5]], np.int32), dnums, (1,), mode="fill")
+  out = G.gather(np.zeros(3, dtype), np.array([[5]], np.int32), dnums, (1,), mode="fill")
   np.testing.assert_array_equal(_bits(out), _bits(np.array([default_fill(dtype)], dtype)))
 
 
@@ -394,7 +395,7 @@ def test_scatter_points_match_numpy(kind, dtype, mode, rng):
   else:  # duplicates accumulate; out-of-bounds either clamp or drop
     idx = np.array([[1], [1], [7], [-1], [5], [1]], np.int32)
   updates = rand(rng, idx.shape[:1], dtype)
-  fun = getattr(L, kind)
+  fun = getattr(G, kind)
   dnums = SD(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
   check(lambda x, i, u: fun(x, i, u, dnums, mode=mode), (x, idx, updates),
         np_scatter_points(kind, x, idx, updates, mode))
@@ -403,7 +404,7 @@ def test_scatter_points_match_numpy(kind, dtype, mode, rng):
 def test_scatter_add_accumulates_duplicates():
   dnums = SD(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
   idx = np.array([[2], [2], [2], [0]], np.int32)
-  out = L.scatter_add(np.zeros(3, np.float32), idx, np.array([1, 2, 3, 4], np.float32), dnums)
+  out = G.scatter_add(np.zeros(3, np.float32), idx, np.array([1, 2, 3, 4], np.float32), dnums)
   np.testing.assert_array_equal(np.asarray(out), [4, 0, 6])
 
 
@@ -420,7 +421,7 @@ def test_scatter_windows_clamp_or_drop_whole_windows(mode, rng):
     elif not 0 <= s <= 3:
       continue  # the whole window is dropped, even its in-bounds part
     expected[s:s + 3] += u
-  check(lambda x, i, u: L.scatter_add(x, i, u, dnums, mode=mode), (x, starts, updates), expected)
+  check(lambda x, i, u: G.scatter_add(x, i, u, dnums, mode=mode), (x, starts, updates), expected)
 
 
 def test_scatter_rows_and_batching_dims_match_numpy(rng):
@@ -430,7 +431,7 @@ def test_scatter_rows_and_batching_dims_match_numpy(rng):
   dnums = SD(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
   expected = x.copy()
   expected[[3, 0]] = rows
-  check(lambda x, i, u: L.scatter(x, i, u, dnums), (x, idx, rows), expected)
+  check(lambda x, i, u: G.scatter(x, i, u, dnums), (x, idx, rows), expected)
   idx = np.array([[[1], [2]], [[0], [0]], [[2], [1]], [[1], [1]]], np.int32)
   updates = rand(rng, (4, 2), np.float32)
   dnums = SD(update_window_dims=(), inserted_window_dims=(1,), scatter_dims_to_operand_dims=(1,),
@@ -438,13 +439,13 @@ def test_scatter_rows_and_batching_dims_match_numpy(rng):
   expected = x.copy()
   for b in range(4):
     np.add.at(expected[b], idx[b, :, 0], updates[b])
-  check(lambda x, i, u: L.scatter_add(x, i, u, dnums), (x, idx, updates), expected)
+  check(lambda x, i, u: G.scatter_add(x, i, u, dnums), (x, idx, updates), expected)
 
 
 def test_scatter_with_empty_updates_is_the_identity(rng):
   x = rand(rng, (3,), np.float32)
   dnums = SD(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
-  check(lambda x: L.scatter_add(x, np.zeros((0, 1), np.int32), np.zeros(0, np.float32), dnums),
+  check(lambda x: G.scatter_add(x, np.zeros((0, 1), np.int32), np.zeros(0, np.float32), dnums),
         (x,), x)
 
 
@@ -453,25 +454,25 @@ def test_scatter_apply_applies_func_per_index(rng):
   idx = np.array([[0], [7], [-1], [2]], np.int32)
   dnums = SD(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
   double = lambda v: ew.mul(v, np.float32(2))  # noqa: E731
-  check(lambda x: L.scatter_apply(x, idx, double, dnums, update_shape=(4,)), (x,),
+  check(lambda x: G.scatter_apply(x, idx, double, dnums, update_shape=(4,)), (x,),
         np.array([0, 1, 4, 3, 4], np.float32))
   # Under clip, index 0 is hit twice (0 and the clamped -1) and 4 once.
-  check(lambda x: L.scatter_apply(x, idx, double, dnums, update_shape=(4,), mode="clip"), (x,),
+  check(lambda x: G.scatter_apply(x, idx, double, dnums, update_shape=(4,), mode="clip"), (x,),
         np.array([0, 1, 4, 3, 8], np.float32))
 
 
 def test_scatter_weak_type_is_the_operands():
   dnums = SD(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
-  assert L.scatter_add(weak((3,)), np.array([[1]], np.int32), np.ones(1, np.float32),
+  assert G.scatter_add(weak((3,)), np.array([[1]], np.int32), np.ones(1, np.float32),
                        dnums).weak_type
-  assert not L.scatter(np.ones(3, np.float32), np.array([[1]], np.int32), weak((1,)),
+  assert not G.scatter(np.ones(3, np.float32), np.array([[1]], np.int32), weak((1,)),
                        dnums).weak_type
 
 
 def test_equal_scatters_share_one_update_jaxpr_when_printed():
   dnums = SD(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
-  text = str(xjax.make_jaxpr(lambda x, i, u: (L.scatter_add(x, i, u, dnums),
-                                              L.scatter_add(x, i, u, dnums)))(
+  text = str(xjax.make_jaxpr(lambda x, i, u: (G.scatter_add(x, i, u, dnums),
+                                              G.scatter_add(x, i, u, dnums)))(
       np.ones(5, np.float32), np.zeros((3, 1), np.int32), np.ones(3, np.float32)))
   assert text.startswith("let jaxpr = { lambda ; a:f32[] b:f32[]. let c:f32[] = add a b in (c,) }"
                          " in\n{ lambda ; d:f32[5] e:i32[3,1] f:f32[3]. let\n")
@@ -493,19 +494,19 @@ def _normalize_index(i, n):
 def _gather_idx_array(x, idx):
   i = S.broadcast_in_dim(_normalize_index(idx, 5), (2, 1), (0,))
   dnums = GD(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-  return L.gather(x, i, dnums, (1,), mode=Mode.PROMISE_IN_BOUNDS)
+  return G.gather(x, i, dnums, (1,), mode=Mode.PROMISE_IN_BOUNDS)
 
 
 def _at_set(x):
   dnums = SD(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
-  return L.scatter(x, S.broadcast_in_dim(1, (1,), ()), 7.0, dnums, indices_are_sorted=True,
+  return G.scatter(x, S.broadcast_in_dim(1, (1,), ()), 7.0, dnums, indices_are_sorted=True,
                    unique_indices=True, mode=Mode.FILL_OR_DROP)
 
 
 def _at_add_idx(x, idx, v):
   i = S.broadcast_in_dim(_normalize_index(idx, 5), (2, 1), (0,))
   dnums = SD(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
-  return L.scatter_add(x, i, v, dnums, mode=Mode.FILL_OR_DROP)
+  return G.scatter_add(x, i, v, dnums, mode=Mode.FILL_OR_DROP)
 
 
 def _f32(*shape):
@@ -582,96 +583,96 @@ ERRORS = [
      'float32, int32'),
     (lambda: L.index_in_dim(x, 5), IndexError,
      'index 5 is out of bounds for axis 0 with size 2'),
-    (lambda: L.GatherScatterMode.from_any('bad'), ValueError,
+    (lambda: G.GatherScatterMode.from_any('bad'), ValueError,
      'Unknown gather mode "bad"'),
-    (lambda: L.gather(v, np.zeros((2, 1), np.float32), GD((), (0,), (0,)), (1,)), ValueError,
+    (lambda: G.gather(v, np.zeros((2, 1), np.float32), GD((), (0,), (0,)), (1,)), ValueError,
      'indices must have an integer type'),
-    (lambda: L.gather(v, I21, GD((), (0,), (0, 0)), (1,)), TypeError,
+    (lambda: G.gather(v, I21, GD((), (0,), (0, 0)), (1,)), TypeError,
      'Gather op has 2 elements in start_index_map and the bound of dimension '
      'index_vector_dim=1 of indices is 1. These two numbers must be equal.'),
-    (lambda: L.gather(v, I21, GD((), (0,), (1,)), (1,)), TypeError,
+    (lambda: G.gather(v, I21, GD((), (0,), (1,)), (1,)), TypeError,
      'Invalid start_index_map; domain is [0, 1), got: 0->1.'),
-    (lambda: L.gather(v, I21, GD((1, 0), (), (0,)), (1,)), TypeError,
+    (lambda: G.gather(v, I21, GD((1, 0), (), (0,)), (1,)), TypeError,
      'offset_dims in gather op must be sorted; got (1, 0)'),
-    (lambda: L.gather(v, I21, GD((5,), (), (0,)), (1,)), TypeError,
+    (lambda: G.gather(v, I21, GD((5,), (), (0,)), (1,)), TypeError,
      'Offset dimension 0 in gather op is out of bounds; got 5, but should have been in [0, '
      '2)'),
-    (lambda: L.gather(v, I21, GD((), (0,), (0,)), (1, 1)), TypeError,
+    (lambda: G.gather(v, I21, GD((), (0,), (0,)), (1, 1)), TypeError,
      'Gather op must have one slice size for every input dimension; got: len(slice_sizes)=2, '
      'input_shape.rank=1'),
-    (lambda: L.gather(v, I21, GD((), (), (0,)), (1,)), TypeError,
+    (lambda: G.gather(v, I21, GD((), (), (0,)), (1,)), TypeError,
      'All components of the offset index in a gather op must either be a offset dimension or '
      'explicitly collapsed/batching; got len(slice_sizes)=1, output_slice_sizes=(), '
      'collapsed_slice_dims=(), operand_batching_dims=().'),
-    (lambda: L.gather(v, I21, GD((), (0,), (0,)), (2,)), TypeError,
+    (lambda: G.gather(v, I21, GD((), (0,), (0,)), (2,)), TypeError,
      'Gather op can only collapse slice dims with bound 1, but bound is 2 for index 0 at '
      'position 0.'),
-    (lambda: L.gather(v, I21, GD((), (0,), (0,)), (6,)), TypeError,
+    (lambda: G.gather(v, I21, GD((), (0,), (0,)), (6,)), TypeError,
      'Slice size at index 0 in gather op is out of range, must be within [0, 5 + 1), got 6.'),
-    (lambda: L.gather(v, I21, GD((), (1,), (0,)), (1,)), TypeError,
+    (lambda: G.gather(v, I21, GD((), (1,), (0,)), (1,)), TypeError,
      'Invalid collapsed_slice_dims set in gather op; valid range is [0, 1); got: 1.'),
-    (lambda: L.gather(x, I21, GD((), (0, 0), (0,)), (1, 1)), TypeError,
+    (lambda: G.gather(x, I21, GD((), (0, 0), (0,)), (1, 1)), TypeError,
      'collapsed_slice_dims in gather op must not repeat; got: (0, 0).'),
-    (lambda: L.gather(x, I21, GD((1,), (1,), (0,), (0,), (0,)), (1, 3)), TypeError,
+    (lambda: G.gather(x, I21, GD((1,), (1,), (0,), (0,), (0,)), (1, 3)), TypeError,
      'start_index_map and operand_batching_dims in gather op must be disjoint; got: (0,) and '
      '(0,).'),
-    (lambda: L.gather(x, I21, GD((1,), (), (1,), (0,), (1,)), (1, 3)), TypeError,
+    (lambda: G.gather(x, I21, GD((1,), (), (1,), (0,), (1,)), (1, 3)), TypeError,
      'Gather op cannot have the index vector dimension as a batching dimension; got (1,).'),
-    (lambda: L.gather(x, I21, GD((1,), (), (1,), (0,), ()), (1, 3)), TypeError,
+    (lambda: G.gather(x, I21, GD((1,), (), (1,), (0,), ()), (1, 3)), TypeError,
      'Gather op requires equal numbers of operand_batching_dims and '
      'start_indices_batching_dims, got (0,) and().'),
-    (lambda: L.gather(x, I31, GD((1,), (), (1,), (0,), (0,)), (1, 3)), TypeError,
+    (lambda: G.gather(x, I31, GD((1,), (), (1,), (0,), (0,)), (1, 3)), TypeError,
      'Gather op requires operand batching dimensions and indices batching dimensions to have '
      'the same shape, got (2,) and (3,).'),
-    (lambda: L.gather(x, I21, GD((1,), (), (1,), (0,), (0,)), (2, 3)), TypeError,
+    (lambda: G.gather(x, I21, GD((1,), (), (1,), (0,), (0,)), (2, 3)), TypeError,
      'Gather op can only have operand batching dims with bound 0/1, but bound is 2 for index '
      '0 at position 0.'),
-    (lambda: L.gather(v, np.zeros((), np.int32), GD((), (0,), ()), (1,)), TypeError,
+    (lambda: G.gather(v, np.zeros((), np.int32), GD((), (0,), ()), (1,)), TypeError,
      'Gather index leaf dimension must be within [0, rank(indices) + 1). rank(indices) is 0 '
      'and gather index leaf dimension is -1.'),
-    (lambda: L.gather(v, I21, GD((), (0,), (0,)), (1,), mode='bad'), ValueError,
+    (lambda: G.gather(v, I21, GD((), (0,), (0,)), (1,), mode='bad'), ValueError,
      'Unknown gather mode "bad"'),
-    (lambda: L.scatter(v, np.zeros((2, 1), np.float32), U2, SD((), (0,), (0,))), ValueError,
+    (lambda: G.scatter(v, np.zeros((2, 1), np.float32), U2, SD((), (0,), (0,))), ValueError,
      'indices must have an integer type'),
-    (lambda: L.scatter(v, I21, np.ones(2, np.int32), SD((), (0,), (0,))), TypeError,
+    (lambda: G.scatter(v, I21, np.ones(2, np.int32), SD((), (0,), (0,))), TypeError,
      'lax.scatter requires arguments to have the same dtypes, got float32, int32.'),
-    (lambda: L.scatter_add(v, I21, np.ones(2, np.int32), SD((), (0,), (0,))), TypeError,
+    (lambda: G.scatter_add(v, I21, np.ones(2, np.int32), SD((), (0,), (0,))), TypeError,
      'lax.scatter requires arguments to have the same dtypes, got float32, int32.'),
-    (lambda: L.scatter(v, I21, np.ones((2, 1), np.float32), SD((), (0,), (0,))), TypeError,
+    (lambda: G.scatter(v, I21, np.ones((2, 1), np.float32), SD((), (0,), (0,))), TypeError,
      'Updates tensor must be of rank 1; got 2.'),
-    (lambda: L.scatter(v, I21, np.ones(3, np.float32), SD((), (0,), (0,))), TypeError,
+    (lambda: G.scatter(v, I21, np.ones(3, np.float32), SD((), (0,), (0,))), TypeError,
      'Bounds of the scatter dimensions of updates must be the same as the bounds of the '
      'corresponding dimensions of scatter indices. For scatter dimension 0, updates bound is '
      '3, indices bound is 2.'),
-    (lambda: L.scatter(v, I21, np.ones((2, 1), np.float32), SD((1,), (0,), (0,))), TypeError,
+    (lambda: G.scatter(v, I21, np.ones((2, 1), np.float32), SD((1,), (0,), (0,))), TypeError,
      "Scatter op has window of size 2; doesn't match operand of rank 1."),
-    (lambda: L.scatter(v, I21, np.ones((2, 6), np.float32), SD((1,), (), (0,))), TypeError,
+    (lambda: G.scatter(v, I21, np.ones((2, 6), np.float32), SD((1,), (), (0,))), TypeError,
      'Bounds of the window dimensions of updates must not exceed the bounds of the '
      'corresponding dimensions of operand. For dimension 1, updates bound is 6, operand '
      'bound is 5.'),
-    (lambda: L.scatter(v, I21, U2, SD((), (0,), (1,))), TypeError,
+    (lambda: G.scatter(v, I21, U2, SD((), (0,), (1,))), TypeError,
      'Invalid scatter_dims_to_operand_dims mapping; domain is [0, 1), got: 0->1.'),
-    (lambda: L.scatter(v, I21, U2, SD((), (0,), (0, 0))), TypeError,
+    (lambda: G.scatter(v, I21, U2, SD((), (0,), (0, 0))), TypeError,
      'Scatter op has 2 elements in scatter_dims_to_operand_dims and the bound of dimension '
      'index_vector_dim=1 of indices is 1. These two numbers must be equal'),
-    (lambda: L.scatter(v, I21, U2, SD((), (1,), (0,))), TypeError,
+    (lambda: G.scatter(v, I21, U2, SD((), (1,), (0,))), TypeError,
      'Invalid inserted_window_dims set in scatter op; valid range is [0, 1); got: 1.'),
-    (lambda: L.scatter(v, I21, np.ones((2, 1), np.float32), SD((1, 0), (), (0,))), TypeError,
+    (lambda: G.scatter(v, I21, np.ones((2, 1), np.float32), SD((1, 0), (), (0,))), TypeError,
      'Updates tensor must be of rank 3; got 2.'),
-    (lambda: L.scatter(x, I21, U2, SD((), (1, 0), (1,))), TypeError,
+    (lambda: G.scatter(x, I21, U2, SD((), (1, 0), (1,))), TypeError,
      'inserted_window_dims in scatter op must be sorted; got (1, 0)'),
-    (lambda: L.scatter(x, I21, U2, SD((), (1,), (1,), (0,), ())), TypeError,
+    (lambda: G.scatter(x, I21, U2, SD((), (1,), (1,), (0,), ())), TypeError,
      'Scatter op requires equal numbers of operand_batching_dims and '
      'scatter_indices_batching_dims, got (0,) and ().'),
-    (lambda: L.scatter(x, I21, U2, SD((), (1,), (1,), (0,), (1,))), TypeError,
+    (lambda: G.scatter(x, I21, U2, SD((), (1,), (1,), (0,), (1,))), TypeError,
      'Scatter op cannot have the index vector dimension as a batching dimension; got (1,).'),
-    (lambda: L.scatter(x, I31, np.ones(3, np.float32), SD((), (1,), (1,), (0,), (0,))), TypeError,
+    (lambda: G.scatter(x, I31, np.ones(3, np.float32), SD((), (1,), (1,), (0,), (0,))), TypeError,
      'Scatter op requires operand batching dimensions and indices batching dimensions to '
      'have the same shape, got (2,) and (3,).'),
-    (lambda: L.scatter(x, I21, U2, SD((), (0,), (1,), (0,), (0,))), TypeError,
+    (lambda: G.scatter(x, I21, U2, SD((), (0,), (1,), (0,), (0,))), TypeError,
      'inserted_window_dims and operand_batching_dims in scatter op must be disjoint; got: '
      '(0,) and (0,).'),
-    (lambda: L.scatter(x, I21, U2, SD((), (), (0,), (0,), (0,))), TypeError,
+    (lambda: G.scatter(x, I21, U2, SD((), (), (0,), (0,), (0,))), TypeError,
      'scatter_dims_to_operand_dims and operand_batching_dims in scatter op must be disjoint; '
      'got: (0,) and (0,).'),]
 

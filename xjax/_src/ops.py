@@ -5,17 +5,17 @@ from __future__ import annotations
 import numpy as np
 
 from xjax._src import dtypes
-from xjax._src.lax import slicing as lax_slicing
+from xjax._src.lax import gather_scatter as lax_gather_scatter
 from xjax._src.numpy import creation, indexing, reductions, util
 
 
 def _identity(scatter_op, dtype):
   """The value an empty segment holds: the reduction's identity in `dtype`."""
-  if scatter_op is lax_slicing.scatter_add:
+  if scatter_op is lax_gather_scatter.scatter_add:
     return 0
-  if scatter_op is lax_slicing.scatter_mul:
+  if scatter_op is lax_gather_scatter.scatter_mul:
     return 1
-  lowest = scatter_op is lax_slicing.scatter_max
+  lowest = scatter_op is lax_gather_scatter.scatter_max
   if dtype == np.bool_:
     return not lowest
   if dtypes.issubdtype(dtype, np.integer):
@@ -30,7 +30,7 @@ def _segment_update(name, data, segment_ids, scatter_op, reducer, num_segments,
   if out_sharding is not None:
     raise NotImplementedError(f"{name}: out_sharding is not supported by xjax; reshard the "
                               "result with jax.sharding.reshard instead")
-  mode = lax_slicing.GatherScatterMode.FILL_OR_DROP if mode is None else mode
+  mode = lax_gather_scatter.GatherScatterMode.FILL_OR_DROP if mode is None else mode
   data, segment_ids = creation.asarray(data), creation.asarray(segment_ids)
   if not dtypes.issubdtype(segment_ids.dtype, np.integer):
     raise TypeError(f"{name}: segment_ids must be an integer array, got {segment_ids.dtype}")
@@ -95,10 +95,11 @@ def _segment_function(name, scatter_op, reducer, what):
   return segment_fn
 
 
-segment_sum = _segment_function("segment_sum", lax_slicing.scatter_add, reductions.sum, "sum")
-segment_prod = _segment_function("segment_prod", lax_slicing.scatter_mul, reductions.prod,
+segment_sum = _segment_function("segment_sum", lax_gather_scatter.scatter_add, reductions.sum,
+                                "sum")
+segment_prod = _segment_function("segment_prod", lax_gather_scatter.scatter_mul, reductions.prod,
                                  "product")
-segment_max = _segment_function("segment_max", lax_slicing.scatter_max, reductions.max,
+segment_max = _segment_function("segment_max", lax_gather_scatter.scatter_max, reductions.max,
                                 "maximum")
-segment_min = _segment_function("segment_min", lax_slicing.scatter_min, reductions.min,
+segment_min = _segment_function("segment_min", lax_gather_scatter.scatter_min, reductions.min,
                                 "minimum")

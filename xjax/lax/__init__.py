@@ -69,6 +69,14 @@ from xjax._src.lax.slicing import (
     dynamic_slice_p as dynamic_slice_p,
     dynamic_update_slice as dynamic_update_slice,
     dynamic_update_slice_p as dynamic_update_slice_p,
+    slice_in_dim as slice_in_dim,
+    index_in_dim as index_in_dim,
+    dynamic_slice_in_dim as dynamic_slice_in_dim,
+    dynamic_index_in_dim as dynamic_index_in_dim,
+    dynamic_update_slice_in_dim as dynamic_update_slice_in_dim,
+    dynamic_update_index_in_dim as dynamic_update_index_in_dim,
+)
+from xjax._src.lax.gather_scatter import (
     gather as gather,
     gather_p as gather_p,
     GatherDimensionNumbers as GatherDimensionNumbers,
@@ -88,12 +96,6 @@ from xjax._src.lax.slicing import (
     scatter_max_p as scatter_max_p,
     scatter_apply as scatter_apply,
     index_take as index_take,
-    slice_in_dim as slice_in_dim,
-    index_in_dim as index_in_dim,
-    dynamic_slice_in_dim as dynamic_slice_in_dim,
-    dynamic_index_in_dim as dynamic_index_in_dim,
-    dynamic_update_slice_in_dim as dynamic_update_slice_in_dim,
-    dynamic_update_index_in_dim as dynamic_update_index_in_dim,
 )
 from xjax._src.lax.reductions import (
     reduce_sum as reduce_sum,

@@ -24,8 +24,8 @@ from xjax._src import stablehlo as hlo
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.lax import elementwise as ew
+from xjax._src.lax.gather_scatter import GatherDimensionNumbers, GatherScatterMode, gather
 from xjax._src.lax.reductions import fun_region
-from xjax._src.lax.slicing import GatherDimensionNumbers, GatherScatterMode, gather
 from xjax._src.lax.structural import broadcast_in_dim, broadcasted_iota, expand_dims, reshape
 from xjax._src.lax.utils import standard_primitive
 

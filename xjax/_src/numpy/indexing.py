@@ -30,6 +30,7 @@ from xjax._src.array import Array
 from xjax._src.config import config
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
+from xjax._src.lax import gather_scatter
 from xjax._src.lax import slicing
 from xjax._src.lax import structural as lax_structural
 from xjax._src.numpy import creation
@@ -37,7 +38,7 @@ from xjax._src.numpy import ufuncs
 from xjax._src.numpy import util
 from xjax._src.numpy.util import canonicalize_axis, const_like, dtype_of, where_
 
-GatherScatterMode = slicing.GatherScatterMode
+GatherScatterMode = gather_scatter.GatherScatterMode
 
 # Kinds of index, as JAX's IndexType.
 NONE, ELLIPSIS, SLICE, INTEGER, BOOLEAN, ARRAY = (
@@ -343,7 +344,7 @@ class _GatherPlan(NamedTuple):
   slice_shape: tuple[int, ...]
   gather_slice_shape: tuple[int, ...]
   gather_indices: Any
-  dnums: slicing.GatherDimensionNumbers
+  dnums: gather_scatter.GatherDimensionNumbers
   unique_indices: bool
   indices_are_sorted: bool
   reversed_y_dims: tuple[int, ...]
@@ -478,7 +479,7 @@ def _gather_plan(indices, shape, normalize: bool) -> _GatherPlan:
     gather_indices_array = lax_structural.concatenate(
         [lax_structural.broadcast_in_dim(g, full_shape, tuple(range(i, i + util.ndim(g))))
          for g, i in gather_indices], last)
-  dnums = slicing.GatherDimensionNumbers(
+  dnums = gather_scatter.GatherDimensionNumbers(
       offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(sorted(collapsed_slice_dims)),
       start_index_map=tuple(start_index_map))
   return _GatherPlan(tuple(slice_shape), tuple(gather_slice_shape), gather_indices_array, dnums,
@@ -516,10 +517,10 @@ def _gather(arr, indices, shape, *, indices_are_sorted, unique_indices, mode, fi
   if 0 in plan.slice_shape:
     return creation.zeros(plan.slice_shape, dtype_of(y))
   if 0 not in util.shape(plan.gather_indices):
-    y = slicing.gather(y, plan.gather_indices, plan.dnums, plan.gather_slice_shape,
-                       unique_indices=unique_indices or plan.unique_indices,
-                       indices_are_sorted=indices_are_sorted or plan.indices_are_sorted,
-                       mode=mode, fill_value=fill_value)
+    y = gather_scatter.gather(y, plan.gather_indices, plan.dnums, plan.gather_slice_shape,
+                              unique_indices=unique_indices or plan.unique_indices,
+                              indices_are_sorted=indices_are_sorted or plan.indices_are_sorted,
+                              mode=mode, fill_value=fill_value)
   if plan.reversed_y_dims:
     y = lax_structural.rev(y, plan.reversed_y_dims)
   return lax_structural.expand_dims(y, plan.newaxis_dims) if plan.newaxis_dims else y
@@ -584,7 +585,7 @@ def scatter_update(x, idx, y, scatter_op, *, indices_are_sorted: bool = False,
     y = lax_structural.rev(y, plan.reversed_y_dims)
   if plan.scalar_bool_dims:
     x = lax_structural.expand_dims(x, plan.scalar_bool_dims)
-  dnums = slicing.ScatterDimensionNumbers(
+  dnums = gather_scatter.ScatterDimensionNumbers(
       update_window_dims=plan.dnums.offset_dims,
       inserted_window_dims=plan.dnums.collapsed_slice_dims,
       scatter_dims_to_operand_dims=plan.dnums.start_index_map,
@@ -663,26 +664,26 @@ class _IndexUpdateRef:
   def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
           wrap_negative_indices=True):
     """``x[idx] = values``, as a new array."""
-    return self._update(values, slicing.scatter, indices_are_sorted, unique_indices, mode,
-                        wrap_negative_indices)
+    return self._update(values, gather_scatter.scatter, indices_are_sorted, unique_indices,
+                        mode, wrap_negative_indices)
 
   def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
           wrap_negative_indices=True):
     """``x[idx] += values``, as a new array (repeated indices accumulate)."""
-    return self._update(values, slicing.scatter_add, indices_are_sorted, unique_indices, mode,
-                        wrap_negative_indices)
+    return self._update(values, gather_scatter.scatter_add, indices_are_sorted, unique_indices,
+                        mode, wrap_negative_indices)
 
   def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
                wrap_negative_indices=True):
     """``x[idx] -= values``, as a new array."""
-    return self._update(values, slicing.scatter_sub, indices_are_sorted, unique_indices, mode,
-                        wrap_negative_indices)
+    return self._update(values, gather_scatter.scatter_sub, indices_are_sorted, unique_indices,
+                        mode, wrap_negative_indices)
 
   def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
                wrap_negative_indices=True):
     """``x[idx] *= values``, as a new array."""
-    return self._update(values, slicing.scatter_mul, indices_are_sorted, unique_indices, mode,
-                        wrap_negative_indices)
+    return self._update(values, gather_scatter.scatter_mul, indices_are_sorted, unique_indices,
+                        mode, wrap_negative_indices)
 
   mul = multiply
 
@@ -690,7 +691,7 @@ class _IndexUpdateRef:
              wrap_negative_indices=True):
     """``x[idx] /= values``, as a new array."""
     ones = creation.ones_like(self.array)
-    denom = scatter_update(ones, self.index, values, slicing.scatter_mul,
+    denom = scatter_update(ones, self.index, values, gather_scatter.scatter_mul,
                            indices_are_sorted=indices_are_sorted,
                            unique_indices=unique_indices, mode=mode,
                            normalize_indices=wrap_negative_indices)
@@ -700,7 +701,7 @@ class _IndexUpdateRef:
             wrap_negative_indices=True):
     """``x[idx] **= values``, as a new array."""
     ones = creation.ones_like(self.array)
-    exponent = scatter_update(ones, self.index, values, slicing.scatter_mul,
+    exponent = scatter_update(ones, self.index, values, gather_scatter.scatter_mul,
                               indices_are_sorted=indices_are_sorted,
                               unique_indices=unique_indices, mode=mode,
                               normalize_indices=wrap_negative_indices)
@@ -709,20 +710,21 @@ class _IndexUpdateRef:
   def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
           wrap_negative_indices=True):
     """``x[idx] = minimum(x[idx], values)``, as a new array."""
-    return self._update(values, slicing.scatter_min, indices_are_sorted, unique_indices, mode,
-                        wrap_negative_indices)
+    return self._update(values, gather_scatter.scatter_min, indices_are_sorted, unique_indices,
+                        mode, wrap_negative_indices)
 
   def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
           wrap_negative_indices=True):
     """``x[idx] = maximum(x[idx], values)``, as a new array."""
-    return self._update(values, slicing.scatter_max, indices_are_sorted, unique_indices, mode,
-                        wrap_negative_indices)
+    return self._update(values, gather_scatter.scatter_max, indices_are_sorted, unique_indices,
+                        mode, wrap_negative_indices)
 
   def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None,
             wrap_negative_indices=True):
     """``x[idx] = func(x[idx])`` for a unary elementwise `func`, as a new array."""
     def op(x, indices, y, dnums, **kwargs):
-      return slicing.scatter_apply(x, indices, func, dnums, update_shape=util.shape(y), **kwargs)
+      return gather_scatter.scatter_apply(x, indices, func, dnums, update_shape=util.shape(y),
+                                          **kwargs)
     zero = np.zeros((), dtype_of(self.array))
     return self._update(zero, op, indices_are_sorted, unique_indices, mode,
                         wrap_negative_indices)
@@ -795,13 +797,13 @@ def _take(a, indices, axis=None, mode=None, unique_indices=False, indices_are_so
     out_shape = slice_sizes[:axis] + list(util.shape(indices)) + slice_sizes[axis + 1:]
     return creation.zeros(out_shape, dtype_of(a))
   slice_sizes[axis] = 1
-  dnums = slicing.GatherDimensionNumbers(
+  dnums = gather_scatter.GatherDimensionNumbers(
       offset_dims=tuple(list(range(axis))
                         + list(range(axis + index_dims, util.ndim(a) + index_dims - 1))),
       collapsed_slice_dims=(axis,), start_index_map=(axis,))
-  return slicing.gather(a, lax_structural.expand_dims(indices, (index_dims,)), dnums,
-                        tuple(slice_sizes), mode=gather_mode, unique_indices=unique_indices,
-                        indices_are_sorted=indices_are_sorted, fill_value=fill_value)
+  return gather_scatter.gather(a, lax_structural.expand_dims(indices, (index_dims,)), dnums,
+                               tuple(slice_sizes), mode=gather_mode, unique_indices=unique_indices,
+                               indices_are_sorted=indices_are_sorted, fill_value=fill_value)
 
 
 @jit(static_argnames=("axis", "mode", "fill_value", "wrap_negative_indices"))
@@ -881,9 +883,9 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=N
       j += 1
   if dims_to_squeeze:
     a = lax_structural.squeeze(a, tuple(dims_to_squeeze))
-  dnums = slicing.GatherDimensionNumbers(
+  dnums = gather_scatter.GatherDimensionNumbers(
       offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(collapsed),
       start_index_map=tuple(start_index_map), operand_batching_dims=tuple(operand_batching_dims),
       start_indices_batching_dims=tuple(indices_batching_dims))
-  return slicing.gather(a, gather_indices, dnums, tuple(slice_sizes),
-                        mode="fill" if mode is None else mode, fill_value=fill_value)
+  return gather_scatter.gather(a, gather_indices, dnums, tuple(slice_sizes),
+                               mode="fill" if mode is None else mode, fill_value=fill_value)

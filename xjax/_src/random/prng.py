@@ -50,6 +50,7 @@ from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.lax import elementwise as ew
+from xjax._src.lax import gather_scatter
 from xjax._src.lax import reductions
 from xjax._src.lax import slicing
 from xjax._src.lax import stacking
@@ -470,10 +471,10 @@ for _prim, _adapt in [
     (slicing.slice_p, _adapt_slice), (st.reshape_p, _adapt_reshape),
     (st.broadcast_in_dim_p, _adapt_broadcast_in_dim), (st.transpose_p, _adapt_transpose),
     (st.squeeze_p, None), (st.rev_p, None), (st.concatenate_p, None), (st.split_p, None),
-    (ew.copy_p, None), (stacking.tile_p, _adapt_tile), (slicing.scatter_p, _adapt_scatter),
+    (ew.copy_p, None), (stacking.tile_p, _adapt_tile), (gather_scatter.scatter_p, _adapt_scatter),
     (slicing.dynamic_slice_p, _adapt_dynamic_slice),
     (slicing.dynamic_update_slice_p, _adapt_dynamic_update_slice),
-    (slicing.gather_p, _adapt_gather), (ew.select_n_p, _adapt_select_n)]:
+    (gather_scatter.gather_p, _adapt_gather), (ew.select_n_p, _adapt_select_n)]:
   _prim.def_lowering(_physical_lowering(_prim.lowering, _adapt))
 
 
@@ -737,8 +738,8 @@ def _as_key_array(x):
 
 for _prim in [slicing.slice_p, st.reshape_p, st.broadcast_in_dim_p, st.transpose_p, st.squeeze_p,
               st.rev_p, st.concatenate_p, st.split_p, ew.copy_p, stacking.tile_p,
-              slicing.dynamic_slice_p, slicing.scatter_p,
-              slicing.dynamic_update_slice_p, slicing.gather_p, ew.select_n_p, ew.eq_p, ew.ne_p]:
+              slicing.dynamic_slice_p, gather_scatter.scatter_p, slicing.dynamic_update_slice_p,
+              gather_scatter.gather_p, ew.select_n_p, ew.eq_p, ew.ne_p]:
   _binds_key_arrays(_prim)
 
 

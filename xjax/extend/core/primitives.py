@@ -126,6 +126,14 @@ from xjax._src.lax.elementwise import (
 from xjax._src.lax.fft import (
     fft_p as fft_p,
 )
+from xjax._src.lax.gather_scatter import (
+    gather_p as gather_p,
+    scatter_add_p as scatter_add_p,
+    scatter_max_p as scatter_max_p,
+    scatter_min_p as scatter_min_p,
+    scatter_mul_p as scatter_mul_p,
+    scatter_p as scatter_p,
+)
 from xjax._src.lax.linalg.cholesky import (
     cholesky_p as cholesky_p,
 )
@@ -194,12 +202,6 @@ from xjax._src.lax.reductions import (
 from xjax._src.lax.slicing import (
     dynamic_slice_p as dynamic_slice_p,
     dynamic_update_slice_p as dynamic_update_slice_p,
-    gather_p as gather_p,
-    scatter_add_p as scatter_add_p,
-    scatter_max_p as scatter_max_p,
-    scatter_min_p as scatter_min_p,
-    scatter_mul_p as scatter_mul_p,
-    scatter_p as scatter_p,
     slice_p as slice_p,
 )
 from xjax._src.lax.sorting import (

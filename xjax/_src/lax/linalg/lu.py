@@ -24,6 +24,7 @@ from xjax._src.interpreters import lowering
 from xjax._src.jit import jit
 from xjax._src.lax import dot as lax_dot
 from xjax._src.lax import elementwise as ew
+from xjax._src.lax import gather_scatter
 from xjax._src.lax import reductions
 from xjax._src.lax import slicing
 from xjax._src.lax import sorting
@@ -43,10 +44,10 @@ def take_rows(x, idx):
   idx = ew.select_n(ew.lt(idx, structural.full((), 0, dtype)), idx,
                     ew.add(idx, structural.full((), n, dtype)))
   idx = structural.expand_dims(idx, (1,))
-  dnums = slicing.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
-                                         start_index_map=(0,))
-  return slicing.gather(x, idx, dnums, (1, core.get_aval(x).shape[1]),
-                        mode=slicing.GatherScatterMode.PROMISE_IN_BOUNDS)
+  dnums = gather_scatter.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                                start_index_map=(0,))
+  return gather_scatter.gather(x, idx, dnums, (1, core.get_aval(x).shape[1]),
+                               mode=gather_scatter.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
 def matmul_highest(x, y):

@@ -19,6 +19,7 @@ from xjax._src.interpreters import ad
 from xjax._src.interpreters import lowering
 from xjax._src.lax import dot as lax_dot
 from xjax._src.lax import elementwise as ew
+from xjax._src.lax import gather_scatter
 from xjax._src.lax import slicing
 from xjax._src.lax import structural
 from xjax._src.lax.linalg.common import H, lapack_call, linalg_primitive, tril, triu
@@ -320,12 +321,12 @@ def _take_columns(x, p):
   nb = len(shape) - 2
   idx = structural.broadcast_in_dim(p, (*shape, 1), (*range(nb), nb + 1))
   batch = tuple(range(nb + 1))
-  dnums = slicing.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(nb + 1,),
-                                         start_index_map=(nb + 1,),
-                                         operand_batching_dims=batch,
-                                         start_indices_batching_dims=batch)
-  return slicing.gather(x, idx, dnums, (1,) * (nb + 2),
-                        mode=slicing.GatherScatterMode.PROMISE_IN_BOUNDS)
+  dnums = gather_scatter.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(nb + 1,),
+                                                start_index_map=(nb + 1,),
+                                                operand_batching_dims=batch,
+                                                start_indices_batching_dims=batch)
+  return gather_scatter.gather(x, idx, dnums, (1,) * (nb + 2),
+                               mode=gather_scatter.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
 def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
