@@ -29,20 +29,21 @@ from xjax._src.array import Shard as Shard
 from xjax._src.sharding.constraints import reshard as reshard
 from xjax._src.sharding.array_construction import (
     make_array_from_callback as make_array_from_callback,
-    make_array_from_process_local_data as make_array_from_process_local_data,
     make_array_from_single_device_arrays as make_array_from_single_device_arrays)
+from xjax._src.multihost_utils import (
+    make_array_from_process_local_data as make_array_from_process_local_data)
 from xjax._src.jit import jit as jit
-from xjax._src.api import (ShapeDtypeStruct as ShapeDtypeStruct,
-                           block_until_ready as block_until_ready,
-                           default_backend as default_backend, device_count as device_count,
-                           device_get as device_get, device_put as device_put,
-                           devices as devices, eval_shape as eval_shape,
-                           local_device_count as local_device_count,
-                           local_devices as local_devices, make_jaxpr as make_jaxpr,
-                           process_count as process_count, process_index as process_index,
-                           process_indices as process_indices)
-from xjax._src.api import (copy_to_host_async as copy_to_host_async, host_count as host_count,
-                           host_id as host_id, host_ids as host_ids)
+from xjax._src.shape_dtype_struct import ShapeDtypeStruct as ShapeDtypeStruct
+from xjax._src.device_put import (block_until_ready as block_until_ready,
+                                  copy_to_host_async as copy_to_host_async,
+                                  device_get as device_get, device_put as device_put)
+from xjax._src.devices import (default_backend as default_backend, device_count as device_count,
+                               devices as devices, host_count as host_count, host_id as host_id,
+                               host_ids as host_ids, live_arrays as live_arrays,
+                               local_device_count as local_device_count,
+                               local_devices as local_devices, process_count as process_count,
+                               process_index as process_index, process_indices as process_indices)
+from xjax._src.api import eval_shape as eval_shape, make_jaxpr as make_jaxpr
 from xjax._src.api import (grad as grad, jvp as jvp, linearize as linearize,
                            value_and_grad as value_and_grad, vjp as vjp)
 from xjax._src.jacobian import (hessian as hessian, jacfwd as jacfwd, jacobian as jacobian,
@@ -56,7 +57,7 @@ from xjax._src.callback import pure_callback as pure_callback
 from xjax._src.api import effects_barrier as effects_barrier
 from xjax._src.api import (clear_caches as clear_caches,
                            ensure_compile_time_eval as ensure_compile_time_eval,
-                           live_arrays as live_arrays, named_call as named_call,
+                           named_call as named_call,
                            named_scope as named_scope,
                            print_environment_info as print_environment_info, typeof as typeof)
 from xjax._src.custom_derivatives import (closure_convert as closure_convert,
@@ -94,8 +95,8 @@ from xjax import tree as tree
 from xjax import tree_util as tree_util
 from xjax import typing as typing
 
-__version__ = "0.1.0"
+from xjax._src.version import __version__ as __version__
 from xjax._src.shard_map import shard_map as shard_map
 from xjax._src.pmap import pmap as pmap
-__version_info__ = tuple(int(p) for p in __version__.split("."))
+from xjax._src.version import __version_info__ as __version_info__
 from xjax._src.jax_compat import install_as_jax as install_as_jax

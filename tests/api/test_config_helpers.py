@@ -151,6 +151,7 @@ def test_checking_leaks_is_partial_true():
   assert not config.jax_check_tracer_leaks
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env,flag,expected", [
     ("JAX_CHECK_TRACER_LEAKS", "jax_check_tracer_leaks", "True"),
     ("JAX_LOG_COMPILES", "jax_log_compiles", "True"),
@@ -313,9 +314,9 @@ def test_clear_caches_retraces():
 
 def test_live_arrays_and_environment_info():
   x = jnp.arange(5)
-  assert any(a is x for a in api.live_arrays())
+  assert any(a is x for a in xjax.live_arrays())
   x.delete()
-  assert not any(a is x for a in api.live_arrays())
+  assert not any(a is x for a in xjax.live_arrays())
   info = api.print_environment_info(return_string=True)
   lines = info.splitlines()
   assert lines[0].startswith("jax:    ") and lines[2] == f"numpy:  {np.__version__}"
@@ -323,25 +324,25 @@ def test_live_arrays_and_environment_info():
 
 
 def test_shape_dtype_struct_complete():
-  s = api.ShapeDtypeStruct((2, 3), jnp.float32)
+  s = xjax.ShapeDtypeStruct((2, 3), jnp.float32)
   assert repr(s) == str(s) == "ShapeDtypeStruct(shape=(2, 3), dtype=float32)"
-  assert repr(api.ShapeDtypeStruct((2,), np.int32, weak_type=True)) == \
+  assert repr(xjax.ShapeDtypeStruct((2,), np.int32, weak_type=True)) == \
       "ShapeDtypeStruct(shape=(2,), dtype=int32, weak_type=True)"
-  assert repr(api.ShapeDtypeStruct([2], np.float64)) == "ShapeDtypeStruct(shape=(2,), dtype=float64)"
+  assert repr(xjax.ShapeDtypeStruct([2], np.float64)) == "ShapeDtypeStruct(shape=(2,), dtype=float64)"
   sh = xjax._src.array.SingleDeviceSharding(xjax.devices()[0])
-  s2 = api.ShapeDtypeStruct((2,), jnp.float32, sharding=sh)
+  s2 = xjax.ShapeDtypeStruct((2,), jnp.float32, sharding=sh)
   assert repr(s2).startswith("ShapeDtypeStruct(shape=(2,), dtype=float32, sharding=SingleDeviceSharding(")
-  assert s2.sharding is sh and s2 != api.ShapeDtypeStruct((2,), jnp.float32)
+  assert s2.sharding is sh and s2 != xjax.ShapeDtypeStruct((2,), jnp.float32)
   assert repr(s.update(shape=(4,))) == "ShapeDtypeStruct(shape=(4,), dtype=float32)"
   assert repr(s.update(dtype=jnp.int32, weak_type=True)) == \
       "ShapeDtypeStruct(shape=(2, 3), dtype=int32, weak_type=True)"
-  same = api.ShapeDtypeStruct((2, 3), "float32")
+  same = xjax.ShapeDtypeStruct((2, 3), "float32")
   assert s == same and hash(s) == hash(same) and s != 1
-  assert (s.ndim, s.size, len(api.ShapeDtypeStruct((5, 2), "f"))) == (2, 6, 5)
+  assert (s.ndim, s.size, len(xjax.ShapeDtypeStruct((5, 2), "f"))) == (2, 6, 5)
   with pytest.raises(TypeError, match="^len\\(\\) of unsized object$"):
-    len(api.ShapeDtypeStruct((), "f"))
+    len(xjax.ShapeDtypeStruct((), "f"))
   with pytest.raises(ValueError, match="^ShapeDtypeStruct: dtype must be specified.$"):
-    api.ShapeDtypeStruct((2,), None)
+    xjax.ShapeDtypeStruct((2,), None)
   assert xjax.eval_shape(lambda x: x * 2, s) == s
 
 

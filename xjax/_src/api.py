@@ -1,36 +1,32 @@
-"""Public transformations and device functions: make_jaxpr, eval_shape, device_put, devices."""
+"""Public transformations: make_jaxpr, eval_shape, jvp, linearize, vjp, grad, value_and_grad;
+named scopes, typeof, clear_caches and print_environment_info."""
 from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import os
 import platform as platform_module
 import sys
 import textwrap
 import threading
-import warnings
 
 import numpy as np
 
 from xjax._src import backend
-from xjax._src import backend as _xb  # where an argument is named `backend`, as in JAX
 from xjax._src import core
 from xjax._src import dispatch
 from xjax._src import executable_cache
-from xjax._src import device_put as device_put_module
 from xjax._src import dtypes
+from xjax._src.devices import process_count
 from xjax._src import jit as jit_module
 from xjax._src import traceback_util
 from xjax._src import tree_util
+from xjax._src import version
 from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
-                                fun_signature, infer_argnums_and_argnames, shaped_abstractify,
+                                fun_signature, shaped_abstractify,
                                 wraps)
 from xjax._src.array import Array
-from xjax._src.sharding import spmd
-from xjax._src.sharding.mesh import get_concrete_mesh
-from xjax._src.sharding.partition_spec import PartitionSpec
-from xjax._src.sharding.shardings import NamedSharding, Sharding, SingleDeviceSharding
+from xjax._src.shape_dtype_struct import ShapeDtypeStruct
 from xjax._src.config import config
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
@@ -43,74 +39,6 @@ def effects_barrier():
   only once they have run, so there is never anything left to wait for.
   Mirrors `jax.effects_barrier`.
   """
-
-
-class ShapeDtypeStruct:
-  """A shape, dtype, sharding and weak type standing in for an array.
-
-  Args:
-    shape: a sequence of ints.
-    dtype: a dtype (kept as given: float64 stays float64 without x64, as in JAX).
-    sharding: optional placement (a Sharding), or None.
-    weak_type: whether it stands for a weakly typed value.
-
-  Raises:
-    ValueError: `dtype` is None.
-
-  Compared and hashed by all four fields; ``update(**fields)`` returns a copy
-  with some replaced. Mirrors `jax.ShapeDtypeStruct`.
-  """
-  __slots__ = ("shape", "dtype", "sharding", "weak_type", "__weakref__")
-
-  def __init__(self, shape, dtype, *, sharding=None, weak_type: bool = False):
-    self.shape = tuple(shape)
-    if dtype is None:
-      raise ValueError("ShapeDtypeStruct: dtype must be specified.")
-    self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
-    self.sharding = sharding
-    self.weak_type = weak_type
-
-  ndim = property(lambda self: len(self.shape))
-  size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
-
-  def __len__(self):
-    if not self.shape:
-      raise TypeError("len() of unsized object")
-    return self.shape[0]
-
-  @property
-  def aval(self):
-    return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype, True), self.weak_type)
-
-  def update(self, **kwargs) -> ShapeDtypeStruct:
-    """A copy with the given fields (shape, dtype, sharding, weak_type) replaced."""
-    unknown = set(kwargs) - {"shape", "dtype", "sharding", "weak_type"}
-    if unknown:
-      raise TypeError(f"ShapeDtypeStruct.update got unexpected keyword arguments: "
-                      f"{sorted(unknown)}")
-    fields = dict(shape=self.shape, dtype=self.dtype, sharding=self.sharding,
-                  weak_type=self.weak_type)
-    fields.update(kwargs)
-    return ShapeDtypeStruct(fields.pop("shape"), fields.pop("dtype"), **fields)
-
-  def __repr__(self):
-    sharding = f", sharding={self.sharding}" if self.sharding is not None else ""
-    weak = f", weak_type={self.weak_type}" if self.weak_type else ""
-    return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak})"
-
-  __str__ = __repr__
-
-  def __eq__(self, other):
-    if not isinstance(other, ShapeDtypeStruct):
-      return False
-    return ((self.shape, self.dtype, self.sharding, self.weak_type)
-            == (other.shape, other.dtype, other.sharding, other.weak_type))
-
-  def __hash__(self):
-    return hash((self.shape, self.dtype, self.sharding, self.weak_type))
-
-
-core.pytype_aval_mappings[ShapeDtypeStruct] = lambda x: x.aval
 
 
 def typeof(x):
@@ -195,28 +123,13 @@ def ensure_compile_time_eval():
 
 
 def clear_caches() -> None:
-  """Clears every tracing, lowering and compilation cache (mirrors `jax.clear_caches`)."""
-  from xjax._src.lax.control_flow import common, loops  # api sits below lax
-  # Every LRUCache and DerivedCache (jit's per-function caches among them); what remains
-  # below are caches of other kinds. (jit's converted-jaxpr memos are weakly keyed on the
-  # traced jaxprs cleared here: they go with them.)
-  executable_cache.clear_all()
-  from xjax._src.lax import reductions, slicing, windowed_reductions
-  from xjax._src.random import prng
-  for traced in (reductions._reduction_jaxpr, slicing._reduction_jaxpr,
-                 windowed_reductions._window_reduction_jaxpr, prng._traced):
-    traced.cache_clear()
-  for cache in (common._trace_cache, loops._scan_bodies, loops._while_bodies):
-    cache.clear()
+  """Clears every tracing, lowering and compilation cache (mirrors `jax.clear_caches`).
 
-
-def live_arrays(platform=None) -> list:
-  """All Arrays of `platform` (default: the default backend) that are alive and not deleted.
-
-  Mirrors `jax.live_arrays`.
+  Every LRUCache and DerivedCache (jit's per-function caches among them) and every cache
+  its module registered with `executable_cache.on_clear`. (jit's converted-jaxpr memos are
+  weakly keyed on the traced jaxprs cleared here: they go with them.)
   """
-  _check_backend(platform)
-  return [x for x in gc.get_objects() if type(x) is Array and not x.is_deleted()]
+  executable_cache.clear_all()
 
 
 def print_environment_info(return_string: bool = False) -> str | None:
@@ -225,10 +138,9 @@ def print_environment_info(return_string: bool = False) -> str | None:
   Mirrors `jax.print_environment_info`.
   """
   import importlib.metadata
-  import xjax
   devs = backend.devices()
   info = textwrap.dedent(f"""\
-  jax:    {xjax.__version__}
+  jax:    {version.__version__}
   jaxlib: {importlib.metadata.version('jaxlib')}
   numpy:  {np.__version__}
   python: {sys.version.replace(chr(10), ' ')}
@@ -333,205 +245,6 @@ def eval_shape(fun, *args, **kwargs):
   from xjax._src.random.prng import PRNGKeyArray  # random sits above api
   is_key = lambda x: isinstance(x, PRNGKeyArray)
   return tree_util.tree_map(lambda x: x._base_array if is_key(x) else x, out, is_leaf=is_key)
-
-
-# ----------------------------------------------------------------------------
-# Devices
-
-
-def devices(backend: str | None = None) -> list:
-  """All devices of the backend, every process's (mirrors `jax.devices`).
-
-  In a job of several processes (`jax.distributed.initialize`) the list is
-  the same in every process; each device's `process_index` says whose it is.
-  """
-  _check_backend(backend)
-  return _xb.devices()
-
-
-def local_devices(process_index: int | None = None, backend: str | None = None,
-                  host_id: int | None = None) -> list:
-  """The devices of process `process_index` (default: this one).
-
-  Raises:
-    ValueError: `process_index` is not a process of the job.
-
-  Mirrors `jax.local_devices`.
-  """
-  if host_id is not None:
-    warnings.warn("The argument to jax.local_devices has been renamed from `host_id` to "
-                  "`process_index`. This alias will eventually be removed; please update "
-                  "your code.", stacklevel=2)
-    process_index = host_id
-  _check_backend(backend)
-  if process_index is None:
-    return _xb.local_devices()
-  if not 0 <= process_index < process_count(backend):
-    raise ValueError(f"Unknown process_index {process_index}")
-  return [d for d in _xb.devices() if d.process_index == process_index]
-
-
-def device_count(backend: str | None = None) -> int:
-  """The number of devices of all processes (mirrors `jax.device_count`)."""
-  return len(devices(backend))
-
-
-def local_device_count(backend: str | None = None) -> int:
-  """The number of this process's devices (mirrors `jax.local_device_count`)."""
-  _check_backend(backend)
-  return len(_xb.local_devices())
-
-
-def process_index(backend: str | None = None) -> int:
-  """This process's index in the job, 0 when it runs alone (mirrors `jax.process_index`)."""
-  _check_backend(backend)
-  return _xb.process_index()
-
-
-def process_count(backend: str | None = None) -> int:
-  """The number of processes whose devices the backend knows (mirrors `jax.process_count`)."""
-  _check_backend(backend)
-  return _xb.process_count()
-
-
-def process_indices(backend: str | None = None) -> list[int]:
-  """``[0, ..., process_count() - 1]`` (mirrors `jax.process_indices`)."""
-  return list(range(process_count(backend)))
-
-
-def host_id(backend: str | None = None) -> int:
-  """The old name of `process_index`: warns (UserWarning, as JAX) and returns it."""
-  warnings.warn("jax.process_index has been renamed to jax.process_index. This alias will "
-                "eventually be removed; please update your code.", stacklevel=2)
-  return process_index(backend)
-
-
-def host_count(backend: str | None = None) -> int:
-  """The old name of `process_count`: warns (UserWarning, as JAX) and returns it."""
-  warnings.warn("jax.process_count has been renamed to jax.process_count. This alias will "
-                "eventually be removed; please update your code.", stacklevel=2)
-  return process_count(backend)
-
-
-def host_ids(backend: str | None = None) -> list[int]:
-  """The old name of `process_indices`: warns (UserWarning, as JAX) and returns it."""
-  warnings.warn("jax.process_indexs has been renamed to jax.process_indices. This alias will "
-                "eventually be removed; please update your code.", stacklevel=2)
-  return process_indices(backend)
-
-
-def copy_to_host_async(x):
-  """Starts copying every Array leaf of pytree `x` to host memory, without waiting.
-
-  Leaves without a ``copy_to_host_async`` method are left alone. A later
-  ``np.asarray(leaf)`` then finds the data on the host. Returns None, as JAX 0.10.2's
-  does. Mirrors `jax.copy_to_host_async`.
-  """
-  for leaf in tree_util.tree_leaves(x):
-    copy = getattr(leaf, "copy_to_host_async", None)
-    if copy is not None:
-      copy()
-
-
-def default_backend() -> str:
-  """The name of the default platform, e.g. 'cpu' (mirrors `jax.default_backend`)."""
-  return backend.platform()
-
-
-def _check_backend(name):
-  if name is not None and name != backend.platform() and not (
-      name == "cuda" and backend.platform() == "gpu"):
-    raise RuntimeError(f"Unknown backend {name}. Available backends are ['{backend.platform()}'].")
-
-
-def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None):
-  """Places each leaf of `x` on `device` (committing it there), or on the default device.
-
-  Args:
-    x: a pytree of arrays or scalars.
-    device: None, a Device, or a single-device sharding; or a pytree prefix of
-      `x` of these. None places leaves, uncommitted, on the default device.
-    src: accepted for JAX's signature; the source placement is read off `x`
-      (under a trace it is recorded in the equation's ``srcs``).
-    donate: a leaf copied to another device gives up its buffer (it is deleted).
-    may_alias: False forces a copy even where the leaf is already in place.
-
-  Under a transformation (jit, grad, vmap, make_jaxpr) this binds
-  `lax.device_put_p` once for all leaves, as JAX does.
-
-  Returns:
-    A pytree of Arrays like `x`.
-
-  Raises:
-    ValueError: `device` is not a device, sharding or None, or is a pytree that
-      is not a prefix of `x`; or `donate` and `may_alias` are both True.
-
-  Mirrors `jax.device_put`.
-  """
-  leaves, tree = tree_util.tree_flatten(x)
-  device_given_whole = device is None or backend.is_device(device) or isinstance(
-      device, (Sharding, PartitionSpec))
-  if device_given_whole:
-    devices = [device] * len(leaves)
-  else:
-    errors_ = tree_util.prefix_errors(device, x, is_leaf=lambda v: v is None)
-    if errors_:
-      raise ValueError("device_put device specification must be a tree prefix of the "
-                       "corresponding value; " + str(errors_[0]("device_put device")))
-    devices = tree_util.broadcast_prefix(device, x, is_leaf=lambda v: v is None)
-  # Validates every placement (a bad one raises ValueError, traced or not).
-  targets = [_placement_device(device)] * len(leaves) if device_given_whole else [
-      _placement_device(d) for d in devices]
-  semantics = device_put_module.copy_semantics(donate, may_alias)
-  if core.trace_ctx.trace is not core.eval_trace:
-    # Traced: one device_put equation for all leaves, with JAX's params.
-    srcs = tuple(src if src is not None else leaf.sharding if type(leaf) is Array else None
-                 for leaf in leaves)
-    out = device_put_module.device_put_p.bind(
-        *leaves, devices=tuple(devices), srcs=srcs, copy_semantics=(semantics,) * len(leaves))
-    return tree_util.tree_unflatten(tree, out)
-  out = []
-  for leaf, target in zip(leaves, targets):
-    if isinstance(leaf, core.Tracer):
-      out.append(leaf)
-      continue
-    out.append(device_put_module.place(leaf, target, semantics))
-  return tree_util.tree_unflatten(tree, out)
-
-
-def _placement_device(device):
-  """The placement of a device_put target: None, a Device, or a multi-device sharding
-  (a bare PartitionSpec is over the context mesh)."""
-  if device is None or backend.is_device(device):
-    return device
-  if isinstance(device, SingleDeviceSharding):
-    return device._device
-  if isinstance(device, Sharding):
-    return device
-  if isinstance(device, PartitionSpec):
-    mesh = get_concrete_mesh()
-    if mesh is None:
-      raise ValueError(f"device_put was given the PartitionSpec {device!r} outside any mesh "
-                       "context: set one with `jax.set_mesh(mesh)` or pass "
-                       "`NamedSharding(mesh, spec)`.")
-    return NamedSharding(mesh, device)
-  raise ValueError(
-      "`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, `jax.Device`, "
-      "`Format`, `jax.memory.Space` or a pytree of these values. Received invalid "
-      f"value: {device}")
-
-
-def device_get(x):
-  """Copies every Array leaf of `x` to a NumPy array (mirrors `jax.device_get`)."""
-  return tree_util.tree_map(lambda a: np.asarray(a) if type(a) is Array else a, x)
-
-
-def block_until_ready(x):
-  """Waits for every Array leaf of `x` to be computed; returns `x` (mirrors `jax.block_until_ready`)."""
-  for leaf in tree_util.tree_leaves(x):
-    if type(leaf) is Array:
-      leaf.block_until_ready()
-  return x
 
 
 # ----------------------------------------------------------------------------

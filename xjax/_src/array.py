@@ -115,18 +115,6 @@ class Array(metaclass=_ArrayMeta):
     """The data of addressable shard `index`."""
     return self.addressable_shards[index].data
 
-  def to_device(self, device, *, stream=None) -> Array:
-    """The array on `device`, committed there (mirrors `jax.Array.to_device`).
-
-    Raises:
-      ValueError: `device` is not a device or sharding.
-      NotImplementedError: a `stream` (there are none on this platform).
-    """
-    if stream is not None:
-      raise NotImplementedError("to_device(stream=...) is not supported")
-    from xjax._src.api import device_put
-    return device_put(self, device)
-
   @property
   def is_fully_replicated(self) -> bool:
     return self._sharding is None or self._sharding.is_fully_replicated
@@ -305,9 +293,6 @@ class Array(metaclass=_ArrayMeta):
   def __setitem__(self, idx, value):
     raise TypeError(core.IMMUTABLE_ARRAY_MESSAGE)
 
-  def __reduce__(self):
-    return (_reconstruct, (self._value, self.weak_type))
-
   def __copy__(self):
     return self
 
@@ -344,11 +329,6 @@ class Array(metaclass=_ArrayMeta):
 
 def deleted_array_error(aval) -> RuntimeError:
   return RuntimeError(f"Array has been deleted with shape={aval.str_short()}.")
-
-
-def _reconstruct(value, weak_type):
-  from xjax._src import dispatch
-  return dispatch.device_put_value(value, weak_type=weak_type)
 
 
 class Shard:

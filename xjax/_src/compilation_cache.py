@@ -40,6 +40,7 @@ import zlib
 from typing import Callable, Sequence
 
 from xjax._src import monitoring
+from xjax._src import version
 from xjax._src.config import config
 
 logger = logging.getLogger(__name__)
@@ -259,7 +260,6 @@ def cache_key(module_text: str, parts: Sequence[tuple[str, bytes | str]]) -> str
     The key; the SHA-256 covers `module_text`, `parts`, the cache format version,
     xjax's version, the compression and the ``XLA_FLAGS`` that affect code.
   """
-  import xjax
   h = hashlib.sha256()
 
   def add(name: str, value: bytes | str) -> None:
@@ -267,7 +267,7 @@ def cache_key(module_text: str, parts: Sequence[tuple[str, bytes | str]]) -> str
     h.update(name.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
 
   add("format", str(FORMAT_VERSION))
-  add("xjax", getattr(xjax, "__version__", "unknown"))
+  add("xjax", version.__version__)
   add("compression", _COMPRESSION)
   add("xla_flags", "\n".join(_xla_flags()))
   for name, value in parts:

@@ -345,7 +345,7 @@ def debug_callback_with_result(callback, values, passthrough):
     callback(*xs[:len(values)])
     return [np.asarray(x) for x in xs[len(values):]]
   from xjax._src.callback import io_callback
-  from xjax._src.api import ShapeDtypeStruct
+  from xjax._src.shape_dtype_struct import ShapeDtypeStruct
   shapes = [ShapeDtypeStruct(np.shape(x), np.result_type(x)) for x in passthrough]
   return io_callback(run, shapes, *values, *passthrough)
 

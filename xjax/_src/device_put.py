@@ -1,7 +1,7 @@
 """The `device_put` primitive: `xjax.device_put` of traced values.
 
-Outside any transformation `xjax.device_put` places values directly (see
-`api.device_put`); under a trace it binds `device_put_p` once for all leaves,
+`device_put` is `xjax.device_put`: outside any transformation it places values
+directly; under a trace it binds `device_put_p` once for all leaves,
 with JAX's params: the target of each leaf (`devices`), its stated source
 (`srcs`) and its `copy_semantics`. On one device the primitive is the identity
 on values: abstract eval, lowering and batching pass operands through, and it
@@ -14,14 +14,17 @@ import enum
 
 import numpy as np
 
+from xjax._src import backend
 from xjax._src import core
 from xjax._src import dispatch
+from xjax._src import tree_util
 from xjax._src.array import Array
 from xjax._src.sharding import rules
 from xjax._src.sharding import spmd
+from xjax._src.sharding.mesh import get_concrete_mesh
+from xjax._src.sharding.partition_spec import PartitionSpec
 from xjax._src.sharding.shardings import NamedSharding, Sharding, SingleDeviceSharding
 from xjax._src.interpreters import ad
-from xjax._src.interpreters import batching
 
 
 class ArrayCopySemantics(enum.Enum):
@@ -81,10 +84,10 @@ def place(leaf, device, semantics: ArrayCopySemantics):
 def _check_same_in_every_process(value, sharding) -> None:
   """A host value placed over several processes' devices must be the same in each (each
   process places its own devices' pieces of it): JAX's AssertionError otherwise."""
-  from xjax._src.api import process_count
+  from xjax._src.devices import process_count
   if len({d.process_index for d in sharding._device_assignment}) != process_count():
     return  # some processes place nothing: their values need not agree
-  from xjax.experimental import multihost_utils
+  from xjax._src import multihost_utils
   multihost_utils.assert_equal(
       value, fail_message=f"{type(value)} passed to device_put is not the same on each process. "
       f"Make sure you are passing the same value of {type(value)} on each process.")
@@ -145,3 +148,125 @@ device_put_p.def_abstract_eval(_device_put_abstract_eval)
 device_put_p.def_lowering(_device_put_lowering)
 ad.deflinear(device_put_p, _device_put_transpose)
 device_put_p.def_batch(_device_put_batch)
+
+
+# ----------------------------------------------------------------------------
+# xjax.device_put and the other host <-> device functions
+
+
+def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None):
+  """Places each leaf of `x` on `device` (committing it there), or on the default device.
+
+  Args:
+    x: a pytree of arrays or scalars.
+    device: None, a Device, or a single-device sharding; or a pytree prefix of
+      `x` of these. None places leaves, uncommitted, on the default device.
+    src: accepted for JAX's signature; the source placement is read off `x`
+      (under a trace it is recorded in the equation's ``srcs``).
+    donate: a leaf copied to another device gives up its buffer (it is deleted).
+    may_alias: False forces a copy even where the leaf is already in place.
+
+  Under a transformation (jit, grad, vmap, make_jaxpr) this binds
+  `lax.device_put_p` once for all leaves, as JAX does.
+
+  Returns:
+    A pytree of Arrays like `x`.
+
+  Raises:
+    ValueError: `device` is not a device, sharding or None, or is a pytree that
+      is not a prefix of `x`; or `donate` and `may_alias` are both True.
+
+  Mirrors `jax.device_put`.
+  """
+  leaves, tree = tree_util.tree_flatten(x)
+  device_given_whole = device is None or backend.is_device(device) or isinstance(
+      device, (Sharding, PartitionSpec))
+  if device_given_whole:
+    devices = [device] * len(leaves)
+  else:
+    errors_ = tree_util.prefix_errors(device, x, is_leaf=lambda v: v is None)
+    if errors_:
+      raise ValueError("device_put device specification must be a tree prefix of the "
+                       "corresponding value; " + str(errors_[0]("device_put device")))
+    devices = tree_util.broadcast_prefix(device, x, is_leaf=lambda v: v is None)
+  # Validates every placement (a bad one raises ValueError, traced or not).
+  targets = [placement_device(device)] * len(leaves) if device_given_whole else [
+      placement_device(d) for d in devices]
+  semantics = copy_semantics(donate, may_alias)
+  if core.trace_ctx.trace is not core.eval_trace:
+    # Traced: one device_put equation for all leaves, with JAX's params.
+    srcs = tuple(src if src is not None else leaf.sharding if type(leaf) is Array else None
+                 for leaf in leaves)
+    out = device_put_p.bind(
+        *leaves, devices=tuple(devices), srcs=srcs, copy_semantics=(semantics,) * len(leaves))
+    return tree_util.tree_unflatten(tree, out)
+  out = []
+  for leaf, target in zip(leaves, targets):
+    if isinstance(leaf, core.Tracer):
+      out.append(leaf)
+      continue
+    out.append(place(leaf, target, semantics))
+  return tree_util.tree_unflatten(tree, out)
+
+
+def placement_device(device):
+  """The placement of a device_put target: None, a Device, or a multi-device sharding
+  (a bare PartitionSpec is over the context mesh)."""
+  if device is None or backend.is_device(device):
+    return device
+  if isinstance(device, SingleDeviceSharding):
+    return device._device
+  if isinstance(device, Sharding):
+    return device
+  if isinstance(device, PartitionSpec):
+    mesh = get_concrete_mesh()
+    if mesh is None:
+      raise ValueError(f"device_put was given the PartitionSpec {device!r} outside any mesh "
+                       "context: set one with `jax.set_mesh(mesh)` or pass "
+                       "`NamedSharding(mesh, spec)`.")
+    return NamedSharding(mesh, device)
+  raise ValueError(
+      "`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, `jax.Device`, "
+      "`Format`, `jax.memory.Space` or a pytree of these values. Received invalid "
+      f"value: {device}")
+
+
+def device_get(x):
+  """Copies every Array leaf of `x` to a NumPy array (mirrors `jax.device_get`)."""
+  return tree_util.tree_map(lambda a: np.asarray(a) if type(a) is Array else a, x)
+
+
+def block_until_ready(x):
+  """Waits for every Array leaf of `x` to be computed; returns `x` (mirrors `jax.block_until_ready`)."""
+  for leaf in tree_util.tree_leaves(x):
+    if type(leaf) is Array:
+      leaf.block_until_ready()
+  return x
+
+
+def copy_to_host_async(x):
+  """Starts copying every Array leaf of pytree `x` to host memory, without waiting.
+
+  Leaves without a ``copy_to_host_async`` method are left alone. A later
+  ``np.asarray(leaf)`` then finds the data on the host. Returns None, as JAX 0.10.2's
+  does. Mirrors `jax.copy_to_host_async`.
+  """
+  for leaf in tree_util.tree_leaves(x):
+    copy = getattr(leaf, "copy_to_host_async", None)
+    if copy is not None:
+      copy()
+
+
+def _array_to_device(self, device, *, stream=None) -> Array:
+  """The array on `device`, committed there (mirrors `jax.Array.to_device`).
+
+  Raises:
+    ValueError: `device` is not a device or sharding.
+    NotImplementedError: a `stream` (there are none on this platform).
+  """
+  if stream is not None:
+    raise NotImplementedError("to_device(stream=...) is not supported")
+  return device_put(self, device)
+
+
+Array.to_device = _array_to_device  # device_put sits above array

@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from xjax._src import backend
+from xjax._src import compile_log
 from xjax._src import core
 from xjax._src import jaxpr_keys
 from xjax._src import monitoring
@@ -21,9 +22,11 @@ from xjax._src import dtypes
 from xjax._src import executable_cache
 from xjax._src.array import Array, Token, deleted_array_error
 from xjax._src.config import config, transfer_guard_level
+from xjax._src.interpreters import discharge
 from xjax._src.interpreters import lowering
 from xjax._src.sharding import spmd
 from xjax._src.state import types as state_types
+from xjax._src.state.types import Ref
 
 SPMD = spmd.SPMD
 
@@ -110,7 +113,7 @@ def to_buffer(x, device, aval=None, donated: bool = False):
     raise core.escaped_tracer_error(x)
   if type(x) is Token:
     return x._buf
-  if type(x) is state_types.Ref:
+  if type(x) is Ref:
     return x  # its current buffer is passed (and replaced) by the RefExecutable
   if aval is None:
     aval = core.get_aval(x)
@@ -128,6 +131,9 @@ def to_buffer(x, device, aval=None, donated: bool = False):
   return backend.transfer_to_device(np.asarray(x, aval.dtype), device)
 
 
+_logger = logging.getLogger(__name__)
+
+
 def check_host_to_device(aval, device, explicit: bool) -> None:
   """Applies the host-to-device transfer guard (`xjax.transfer_guard`) to one transfer."""
   level = transfer_guard_level("host_to_device")
@@ -136,7 +142,7 @@ def check_host_to_device(aval, device, explicit: bool) -> None:
   what = (f"host-to-device transfer: aval={aval!r}, "
           f"dst_sharding=SingleDeviceSharding(device={device!r}, memory_kind=device)")
   if level.startswith("log"):
-    _compile_logger.warning(what)
+    _logger.warning(what)
   else:
     raise backend.runtime_error_class()(f"INVALID_ARGUMENT: Disallowed {what}")
 
@@ -221,19 +227,7 @@ class Executable:
 _TOKEN_BUFFER_AVAL = core.ShapedArray((0,), np.bool_)
 
 
-_compile_logger = logging.getLogger(__name__)
-
-
-def log_compile(name: str, avals) -> None:
-  """JAX's "Compiling jit(f) with global shapes and types ..." line: WARNING with
-  `jax_log_compiles`, else DEBUG."""
-  level = logging.WARNING if config.jax_log_compiles else logging.DEBUG
-  if _compile_logger.isEnabledFor(level):
-    n = len(avals)
-    shown = "(" + ", ".join(map(repr, avals)) + ("," if n == 1 else "") + ")"
-    mapping = "(" + ", ".join(["UnspecifiedValue"] * n) + ("," if n == 1 else "") + ")"
-    _compile_logger.log(level, "Compiling jit(%s) with global shapes and types %s. "
-                        "Argument mapping: %s.", name, shown, mapping)
+log_compile = compile_log.log_compile  # TEMP: jit.py still reads it here (issue 34 split)
 
 
 def compile_jaxpr(closed_jaxpr: core.ClosedJaxpr, device, name: str) -> Executable:
@@ -241,7 +235,7 @@ def compile_jaxpr(closed_jaxpr: core.ClosedJaxpr, device, name: str) -> Executab
   if state_types.takes_refs(closed_jaxpr):
     return _compile_jaxpr_with_refs(closed_jaxpr, device, name)
   short = name[4:] if name.startswith("jit_") else name
-  log_compile(short, closed_jaxpr.in_avals)
+  compile_log.log_compile(short, closed_jaxpr.in_avals)
   fun_name = f"jit({short})"  # as JAX names the events of an eager op's compilation
   with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, fun_name):
     text, callbacks = lowering.lower_jaxpr_to_module(closed_jaxpr, name)
@@ -252,9 +246,70 @@ def compile_jaxpr(closed_jaxpr: core.ClosedJaxpr, device, name: str) -> Executab
 
 def _compile_jaxpr_with_refs(closed_jaxpr, device, name: str):
   """A program taking refs: discharged to a functional one, run by a `RefExecutable`."""
-  from xjax._src.state import discharge
-  return discharge.compile_with_refs(closed_jaxpr,
-                                     lambda closed: compile_jaxpr(closed, device, name))
+  return compile_with_refs(closed_jaxpr, lambda closed: compile_jaxpr(closed, device, name))
+
+
+# ----------------------------------------------------------------------------
+# Programs taking refs
+
+
+class RefExecutable:
+  """An executable of a discharged program, run with `Ref` objects in the ref slots.
+
+  `run` passes the refs' current buffers, then writes the final values of the
+  refs (closed-over ones first, then the arguments) back into them.
+  """
+  __slots__ = ("executable", "ref_consts", "n_out")
+
+  def __init__(self, executable, ref_consts, n_out: int):
+    self.executable = executable
+    self.ref_consts = ref_consts
+    self.n_out = n_out
+
+  def __getattr__(self, name):
+    return getattr(self.executable, name)
+
+  def run(self, buffers, committed: bool):
+    device = self.executable.device
+    args = [r for r in buffers if type(r) is Ref]
+    if len({id(r) for r in args}) != len(args):
+      _raise_aliased(buffers)
+    bufs = [to_buffer(r._buf, device) for r in self.ref_consts]
+    bufs += [to_buffer(b._buf, device) if type(b) is Ref else b for b in buffers]
+    outs = self.executable.run(bufs, committed)
+    finals = iter(outs[self.n_out:])
+    for r in (*self.ref_consts, *args):
+      r._buf = next(finals)
+    return outs[:self.n_out]
+
+
+def _raise_aliased(buffers):
+  seen: dict = {}
+  for i, r in enumerate(buffers):
+    if type(r) is Ref:
+      j = seen.setdefault(id(r), i)
+      if j != i:
+        raise ValueError(
+            "only one reference to a mutable array may be passed as an argument to a "
+            f"function, but the mutable array reference of type {r.aval.str_short()} "
+            f"appeared at both args[{j}] and args[{i}].")
+
+
+def compile_with_refs(closed: core.ClosedJaxpr, compile_fn) -> RefExecutable:
+  """Discharges `closed` (refs among its inputs or consts) and compiles it with `compile_fn`.
+
+  `compile_fn(closed)` compiles a functional closed jaxpr to a `dispatch.Executable`.
+  """
+  jaxpr = closed.jaxpr
+  is_ref_const = [type(c) is Ref for c in closed.consts]
+  ref_vars, plain_vars = [], []
+  ref_consts, plain_consts = [], []
+  for v, c, r in zip(jaxpr.constvars, closed.consts, is_ref_const):
+    (ref_vars if r else plain_vars).append(v)
+    (ref_consts if r else plain_consts).append(c)
+  moved = jaxpr.replace(constvars=plain_vars, invars=[*ref_vars, *jaxpr.invars])
+  disch = discharge.discharge_state(moved, plain_consts)
+  return RefExecutable(compile_fn(disch), ref_consts, len(jaxpr.outvars))
 
 
 def _one_eqn_jaxpr(prim: core.Primitive, avals, params) -> core.ClosedJaxpr:
@@ -298,7 +353,7 @@ def apply_primitive(prim: core.Primitive, args, params):
   """Runs `prim` eagerly on concrete arguments (the EvalTrace's default impl)."""
   device, committed = pick_device(args, prim.name)
   if device is SPMD:
-    return spmd.apply_primitive(prim, args, params)
+    return _apply_spmd(prim, args, params)
   avals = tuple(a.aval if type(a) is Array else core.get_aval(a) for a in args)
   if prim in _higher_order:
     key = (prim, jaxpr_keys.params_key(params), avals, device, config.context_id())
@@ -336,4 +391,34 @@ def _compile_eager(prim, avals, params, device):
   return compile_jaxpr(closed, device, prim.name)
 
 
+def _rebuild_array(value, weak_type):
+  """Unpickles an Array: its value placed on the default device."""
+  return device_put_value(value, weak_type=weak_type)
+
+
+def _reduce_array(self):
+  return (_rebuild_array, (self._value, self.weak_type))
+
+
+Array.__reduce__ = _reduce_array  # pickling places through dispatch, which sits above array
 core.default_impl = apply_primitive
+
+
+# ----------------------------------------------------------------------------
+# Eager primitives on sharded arrays
+
+
+def _apply_spmd(prim, args, params):
+  """`prim` on arguments of which some span several devices: one SPMD program."""
+  avals = tuple(a.aval if type(a) is Array else core.get_aval(a) for a in args)
+  in_shardings = spmd.in_shardings_of(args, prim.name)
+  key = ("spmd", prim, params_key(prim, params), avals, in_shardings,
+         config.context_id())
+
+  def build():
+    closed = _one_eqn_jaxpr(prim, avals, params)
+    mesh = spmd.mesh_of(args, prim.name) or spmd.program_mesh(closed.jaxpr)
+    return spmd.compile_spmd(closed, mesh, in_shardings, [None] * len(closed.out_avals),
+                             prim.name)
+  outs = executable_cache.executables.get_or_build(key, build).run(args)
+  return outs if prim.multiple_results else outs[0]

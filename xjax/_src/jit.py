@@ -38,6 +38,7 @@ from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatt
 from xjax._src.array import Array
 from xjax._src.config import config
 from xjax._src.interpreters import batching
+from xjax._src.interpreters import discharge
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.sharding import spmd
@@ -146,7 +147,6 @@ def _discharge_internal_refs(jaxpr):
   """`jaxpr` without state when it only uses refs it makes (differentiated as a pure function)."""
   if not state_types.uses_state(jaxpr.jaxpr):
     return jaxpr
-  from xjax._src.state import discharge
   return discharge.discharge_internal_refs(jaxpr)
 
 
@@ -309,6 +309,16 @@ def _jit_pp_eqn(eqn, context):
 
 
 jit_p.pp_eqn = _jit_pp_eqn
+
+
+@discharge.register_rule(jit_p)
+def _jit_discharge(ref_ids, in_avals, args, *, jaxpr, donated_invars, **params):
+  disch, consts = discharge.consts_as_args(discharge.discharged_closed(jaxpr))
+  outs = jit_p.bind(*consts, *args, jaxpr=disch,
+                    donated_invars=(False,) * len(consts) + tuple(donated_invars), **params)
+  n = len(jaxpr.out_avals)
+  finals = iter(outs[n:])
+  return [next(finals) if r is not None else None for r in ref_ids], outs[:n]
 
 
 # ----------------------------------------------------------------------------
@@ -1015,7 +1025,6 @@ class PjitFunction:
   def _compile_with_refs(self, closed, out_tree, leaves, device):
     """A function taking (or closing over) refs: checked, discharged, compiled; the
     executable writes the refs' final values back into them after each call."""
-    from xjax._src.state import discharge
     discharge.check_jit_refs(closed, leaves)
 
     def compile_fn(functional):
@@ -1026,7 +1035,7 @@ class PjitFunction:
                                    compiler_options=self._compiler_options, fun_name=fun_name)
       consts = [dispatch.to_buffer(c, device) for c in functional.consts]
       return dispatch.Executable(exe, functional, device, consts, text)
-    return _CacheEntry(discharge.compile_with_refs(closed, compile_fn), out_tree, None, closed)
+    return _CacheEntry(dispatch.compile_with_refs(closed, compile_fn), out_tree, None, closed)
 
   def _lower(self, closed, donate_mask, spmd_module=None) -> tuple[str, list]:
     """The module text and its host callbacks."""
@@ -1084,7 +1093,7 @@ class PjitFunction:
 
   def eval_shape(self, *args, **kwargs):
     traced = self.trace(*args, **kwargs)
-    from xjax._src.api import ShapeDtypeStruct
+    from xjax._src.shape_dtype_struct import ShapeDtypeStruct
     return tree_util.tree_unflatten(
         traced.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
                           for a in traced.jaxpr.out_avals])
@@ -1321,7 +1330,7 @@ class Compiled(stages.Stage):
 
 
 def _shape_dtype_structs(out_tree, avals):
-  from xjax._src.api import ShapeDtypeStruct
+  from xjax._src.shape_dtype_struct import ShapeDtypeStruct
   return tree_util.tree_unflatten(
       out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals])
 

@@ -14,6 +14,7 @@ import numpy as np
 from xjax._src import api_util
 from xjax._src import backend as _backend  # `pmap` has an argument of that name
 from xjax._src import core
+from xjax._src.devices import check_backend
 from xjax._src import executable_cache
 from xjax._src import tree_util
 from xjax._src.lax import structural
@@ -81,8 +82,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     raise TypeError("pmap out_axes must be an int, None, or (nested) container with those "
                     f"types as leaves, but got {out_axes}.")
   if backend is not None:
-    from xjax._src import api
-    api._check_backend(backend)
+    check_backend(backend)
   # Per argument structure: the jitted shard_map (it caches its own traces and programs).
   cache = executable_cache.LRUCache("pmap functions", 64)
 
@@ -158,7 +158,7 @@ class _PmapStage:
 def _onto_mesh(leaves, mesh, in_axes_flat, axis_name) -> list:
   """The leaves, those laid out over another mesh (another axis name over the devices, as
   from an earlier device_put) moved onto pmap's own, as JAX's pmap takes any input."""
-  from xjax._src.api import device_put  # api sits above pmap
+  from xjax._src.device_put import device_put
   out = []
   for x, ax in zip(leaves, in_axes_flat):
     sharding = getattr(x, "sharding", None) if not isinstance(x, core.Tracer) else None
@@ -170,7 +170,7 @@ def _onto_mesh(leaves, mesh, in_axes_flat, axis_name) -> list:
 
 def _run_across_processes(jitted, leaves, in_axes_flat, axis_name):
   """The pmapped program over every process's devices, from and to host-local values."""
-  from xjax.experimental import multihost_utils
+  from xjax._src import multihost_utils
   mesh = jitted.mesh
   specs = [_axis_spec(axis_name, ax) for ax in in_axes_flat]
   global_args = multihost_utils.host_local_array_to_global_array(list(leaves), mesh, specs)

@@ -20,7 +20,7 @@ import numpy as np
 
 from xjax._src import dtypes
 from xjax._src import tree_util
-from xjax._src.api import device_put
+from xjax._src.device_put import device_put
 from xjax._src.array import Array
 from xjax._src.jit import jit
 

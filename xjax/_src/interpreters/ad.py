@@ -48,15 +48,25 @@ class Zero:
 
 def zeros_like_aval(aval: core.ShapedArray):
   """A zero of `aval`: a host constant (float0 zeros for integer tangents), or under a
-  trace, as JAX stages one, a broadcast of a scalar zero literal."""
-  zero = np.zeros((), aval.dtype)
-  if aval.weak_type:  # the zero tangent of a weakly typed value is weak too, as in JAX
-    from xjax._src.lax import elementwise  # above ad in the layering
-    zero = elementwise.convert_element_type(zero, aval.dtype, weak_type=True)
-  if not aval.shape or aval.dtype == dtypes.float0 or core.trace_ctx.trace is core.eval_trace:
+  trace, as JAX stages one, a broadcast of a scalar zero literal. The zero of a weakly
+  typed value is weak too, as in JAX."""
+  if not aval.weak_type and (not aval.shape or aval.dtype == dtypes.float0
+                             or core.trace_ctx.trace is core.eval_trace):
+    zero = np.zeros((), aval.dtype)
     return zero if not aval.shape else np.broadcast_to(zero, aval.shape)
-  from xjax._src.lax import structural  # above ad in the layering
-  return structural.broadcast_in_dim(zero, aval.shape, ())
+  return _lax_zeros(aval)
+
+
+def _lax_zeros(aval):
+  raise AssertionError("internal: lax.structural sets ad._lax_zeros when it is imported")
+
+
+def set_lax_zeros(fn) -> None:
+  """Sets how a weakly typed or staged zero is made: ``fn(aval)`` with lax's
+  ``convert_element_type`` and ``broadcast_in_dim``, which sit above this module
+  (JAX registers the same in `ad_util.aval_zeros_likers`)."""
+  global _lax_zeros
+  _lax_zeros = fn
 
 
 def instantiate_zeros(t):

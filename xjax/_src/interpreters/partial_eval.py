@@ -249,7 +249,7 @@ class PartialEvalTrace(DynamicJaxprTrace):
     """The staged jaxpr; refs it makes itself (tangent refs) are discharged into values."""
     closed = DynamicJaxprTrace.to_jaxpr(self, out_tracers)
     if any(getattr(e.primitive, "ref_allocating", False) for e in closed.jaxpr.eqns):
-      from xjax._src.state import discharge
+      from xjax._src.interpreters import discharge
       closed = discharge.discharge_internal_refs(closed)
     return closed
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src import dtypes
+from xjax._src import executable_cache
 from xjax._src import stablehlo as hlo
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
@@ -483,6 +484,9 @@ def _reduction_jaxpr(computation, aval, context):
   so equal scatters share one jaxpr) and its consts."""
   closed = pe.trace_to_jaxpr(lambda x, y: [computation(x, y)], [aval, aval])
   return closed.jaxpr, tuple(closed.consts)
+
+
+executable_cache.on_clear(_reduction_jaxpr.cache_clear)
 
 
 def _scatter_bind(prim, computation, operand, scatter_indices, updates, dimension_numbers,

@@ -22,6 +22,7 @@ import functools
 import numpy as np
 
 from xjax._src import core
+from xjax._src import executable_cache
 from xjax._src import dtypes
 from xjax._src import source_info
 from xjax._src import stablehlo as hlo
@@ -589,6 +590,9 @@ def _reduction_jaxpr(computation, init_avals, init_tree, context):
   if any(isinstance(c, core.Tracer) for c in closed.consts):
     raise NotImplementedError("Reduction computations can't close over Tracers.")
   return closed, store[0]
+
+
+executable_cache.on_clear(_reduction_jaxpr.cache_clear)
 
 
 def _reduce_abstract_eval(*avals, computation, jaxpr, dimensions):

@@ -27,8 +27,6 @@ from xjax._src.lax import elementwise as ew
 from xjax._src.lax.gather_scatter import (GatherDimensionNumbers, GatherScatterMode,
                                           ScatterDimensionNumbers, _check_same_dtypes,
                                           _gather_batch, _scatter_batch, scatter_p)
-# Re-exported: api.clear_caches reads `slicing._reduction_jaxpr` (api.py is not ours to edit).
-from xjax._src.lax.gather_scatter import _reduction_jaxpr  # noqa: F401
 from xjax._src.lax.structural import (broadcast_in_dim, concatenate, expand_dims, full, pad,
                                       squeeze)
 from xjax._src.lax.utils import standard_primitive

@@ -936,3 +936,17 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
       raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}")
     out.append(non_one.pop() if non_one else 1)
   return tuple(out)
+
+
+def _zeros_like_aval(aval):
+  """`ad.zeros_like_aval` past its host-constant cases: the weak type kept, and under a
+  trace a broadcast of the scalar zero (as JAX stages one)."""
+  zero = np.zeros((), aval.dtype)
+  if aval.weak_type:
+    zero = convert_element_type(zero, aval.dtype, weak_type=True)
+  if not aval.shape or aval.dtype == dtypes.float0 or core.trace_ctx.trace is core.eval_trace:
+    return zero if not aval.shape else np.broadcast_to(zero, aval.shape)
+  return broadcast_in_dim(zero, aval.shape, ())
+
+
+ad.set_lax_zeros(_zeros_like_aval)

@@ -25,6 +25,7 @@ import operator
 import numpy as np
 
 from xjax._src import core
+from xjax._src import executable_cache
 from xjax._src import source_info
 from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
@@ -176,6 +177,9 @@ def _window_reduction_jaxpr(computation, init_avals, init_tree, context):
   if any(isinstance(c, core.Tracer) for c in closed.consts):
     raise NotImplementedError("Reduction computations can't close over Tracers.")
   return closed, store[0]
+
+
+executable_cache.on_clear(_window_reduction_jaxpr.cache_clear)
 
 
 def _scalar_jaxpr(computation, aval):

@@ -27,6 +27,7 @@ from xjax._src.numpy import statistics
 from xjax._src.numpy import tensor_contractions
 from xjax._src.numpy import ufuncs
 from xjax._src.numpy.util import dtype_of, is_arraylike
+from xjax._src.random import prng
 
 
 def _defer_to_unrecognized(binary_op, swap=False):
@@ -252,3 +253,38 @@ def _install(cls):
 
 _install(Array)
 _install(core.Tracer)
+
+
+# ----------------------------------------------------------------------------
+# Key arrays: the methods that are jnp operations (random.prng sits below numpy)
+
+
+def _key_at(self):
+  """Indexed reads and writes, as `Array.at`: ``keys.at[i].set(other_keys)``, ``.get()``."""
+  return indexing._IndexUpdateHelper(self)
+
+
+def _key_take(self, indices, axis=None):
+  if axis is None:
+    return self.ravel().take(indices, axis=0)
+  return self._apply("take", lambda b: indexing.take(b, indices, axis=axis % self.ndim),
+                     indices)
+
+
+def _key_eq(self, other):
+  if not isinstance(other, prng.PRNGKeyArray):
+    return NotImplemented
+  return reductions.all(ufuncs.equal(prng.random_unwrap(self), prng.random_unwrap(other)),
+                        axis=-1)
+
+
+def _key_ne(self, other):
+  if not isinstance(other, prng.PRNGKeyArray):
+    return NotImplemented
+  return ufuncs.logical_not(self == other)
+
+
+prng.PRNGKeyArray.at = property(_key_at, doc=_key_at.__doc__)
+prng.PRNGKeyArray.take = _key_take
+prng.PRNGKeyArray.__eq__ = _key_eq
+prng.PRNGKeyArray.__ne__ = _key_ne

@@ -40,8 +40,8 @@ def _put(out, device):
     return out
   from xjax._src.sharding.shardings import Sharding, SingleDeviceSharding
   if isinstance(device, Sharding) and not isinstance(device, SingleDeviceSharding):
-    from xjax._src import api
-    return api.device_put(out, device)
+    from xjax._src import device_put
+    return device_put.device_put(out, device)
   return dispatch.device_put_value(out, device)
 
 

@@ -189,6 +189,9 @@ def _traced(fun, avals, params, config_key):
   return pe.trace_to_jaxpr(lambda *args: [fun(*args, **dict(params))], list(avals))
 
 
+executable_cache.on_clear(_traced.cache_clear)
+
+
 def _lower_by_tracing(name, fun):
   """A lowering emitting `fun` (a function of the physical operands) as a private function."""
   def lowering(ctx, *args, **params):
@@ -659,31 +662,9 @@ class PRNGKeyArray:
     perm[a], perm[b] = perm[b], perm[a]
     return self.transpose(perm)
 
-  @property
-  def at(self):
-    """Indexed reads and writes, as `Array.at`: ``keys.at[i].set(other_keys)``, ``.get()``."""
-    from xjax._src.numpy.indexing import _IndexUpdateHelper  # numpy sits above random
-    return _IndexUpdateHelper(self)
-
-  def take(self, indices, axis=None):
-    from xjax._src.numpy.indexing import take  # numpy sits above random
-    if axis is None:
-      return self.ravel().take(indices, axis=0)
-    return self._apply("take", lambda b: take(b, indices, axis=axis % self.ndim), indices)
+  # `at`, `take`, `==` and `!=` are jnp operations: numpy/array_methods.py installs them.
 
   # -- comparisons and conversions ---------------------------------------------
-
-  def __eq__(self, other):
-    if not isinstance(other, PRNGKeyArray):
-      return NotImplemented
-    from xjax._src.numpy import reductions, ufuncs
-    return reductions.all(ufuncs.equal(random_unwrap(self), random_unwrap(other)), axis=-1)
-
-  def __ne__(self, other):
-    if not isinstance(other, PRNGKeyArray):
-      return NotImplemented
-    from xjax._src.numpy import ufuncs
-    return ufuncs.logical_not(self == other)
 
   def __array__(self, dtype=None, copy=None):
     raise TypeError("JAX array with PRNGKey dtype cannot be converted to a NumPy array. Use "

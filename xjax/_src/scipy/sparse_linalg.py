@@ -17,7 +17,7 @@ import numpy as np
 
 import xjax.numpy as jnp
 from xjax._src import dtypes
-from xjax._src.api import device_put
+from xjax._src.device_put import device_put
 from xjax._src.array import Array
 from xjax._src.core import Tracer
 from xjax._src.lax.control_flow.loops import fori_loop, while_loop

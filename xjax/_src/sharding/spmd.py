@@ -17,8 +17,8 @@ import numpy as np
 
 from xjax._src import backend
 from xjax._src import core
+from xjax._src import compile_log
 from xjax._src import executable_cache
-from xjax._src.config import config
 from xjax._src.array import Array
 from xjax._src.interpreters import lowering
 from xjax._src.sharding import rules
@@ -204,12 +204,11 @@ def compile_spmd(closed: core.ClosedJaxpr, mesh: Mesh, in_shardings, out_shardin
   (XLA chooses). The jaxpr's consts become leading arguments placed as XLA
   asks.
   """
-  from xjax._src import dispatch
   n_consts = len(closed.jaxpr.constvars)
   text, callbacks = lowering.lower_jaxpr_to_module(
       closed, name, spmd=lowering.SpmdModule(mesh, [None] * n_consts + list(in_shardings),
                                              list(out_shardings), donated))
-  dispatch.log_compile(name[4:] if name.startswith("jit_") else name, closed.in_avals)
+  compile_log.log_compile(name[4:] if name.startswith("jit_") else name, closed.in_avals)
   exe = backend.compile_module(text, mesh._flat_devices_tuple, callbacks,
                                compiler_options=compiler_options)
   return ShardedExecutable(exe, closed, mesh, text, n_consts, closed.consts)
@@ -344,26 +343,3 @@ def in_shardings_of(args, name: str) -> tuple:
 def arg_sharding(x):
   """The sharding a committed multi-device argument brings, else None (XLA chooses)."""
   return x._sharding if type(x) is Array and x._sharding is not None else None
-
-
-# ----------------------------------------------------------------------------
-# Eager primitives on sharded arrays
-
-
-def apply_primitive(prim, args, params):
-  """`prim` on arguments of which some span several devices: one SPMD program."""
-  from xjax._src import dispatch
-  avals = tuple(a.aval if type(a) is Array else core.get_aval(a) for a in args)
-  in_shardings = in_shardings_of(args, prim.name)
-  key = ("spmd", prim, dispatch.params_key(prim, params), avals, in_shardings,
-         config.context_id())
-
-  def build():
-    closed = dispatch._one_eqn_jaxpr(prim, avals, params)
-    mesh = mesh_of(args, prim.name) or program_mesh(closed.jaxpr)
-    return compile_spmd(closed, mesh, in_shardings, [None] * len(closed.out_avals),
-                        prim.name)
-  outs = _executables.get_or_build(key, build).run(args)
-  return outs if prim.multiple_results else outs[0]
-
-

@@ -1,5 +1,2 @@
-"""Mutable array references (`Ref`): types, primitives and state discharge.
-
-Kept import-free: `dispatch` and `jit` import `state.types` and
-`state.discharge` lazily, and `xjax.ref` imports the whole.
-"""
+"""Mutable array references (`Ref`): their types (`types.py`) and the state primitives with
+their rules (`primitives.py`). The discharge interpreter is `interpreters/discharge.py`."""

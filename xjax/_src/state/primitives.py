@@ -15,14 +15,18 @@ tangent ref; under `vmap`, refs are batched like arrays.
 """
 from __future__ import annotations
 
+import math
+
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import pretty_printer as pp
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.state.types import (INT, AbstractRef, NDIndexer, Ref, Slice, TransformedRef,
-                                   is_ref_aval, make_indexer, transform_aval)
+from xjax._src.interpreters import discharge
+from xjax._src.numpy import array_methods  # the array methods that install_tracer_methods wraps
+from xjax._src.state.types import (INT, AbstractRef, NDIndexer, Ref, Slice, is_ref_aval,
+                                   transform_aval)
 
 import numpy as np
 
@@ -690,3 +694,299 @@ STATE_PRIMITIVES = frozenset({new_ref_p, empty_ref_p, free_ref_p, freeze_p, get_
                               addupdate_p, broadcast_to_p})
 for _p in STATE_PRIMITIVES:
   _p.ref_primitive = True  # `types.uses_state` finds them by this mark
+
+
+
+# ----------------------------------------------------------------------------
+# Indexers and views: ``ref[idx]``, ``ref.at[idx]``
+
+
+def _concrete_int(x):
+  if isinstance(x, (int, np.integer)):
+    return int(x)
+  if isinstance(x, core.Tracer):
+    value = x.to_concrete_value()
+    if value is None or np.shape(value):
+      return None
+    return int(np.asarray(value))
+  if np.shape(x) == ():
+    try:
+      return int(np.asarray(x))
+    except TypeError:
+      return None
+  return None
+
+
+def make_indexer(idx, shape) -> tuple[NDIndexer | None, list]:
+  """The `NDIndexer` and integer operands of a NumPy-style `idx` into `shape`.
+
+  ``None``, ``...`` and ``()`` index the whole value: (None, []).
+
+  Raises:
+    ValueError: more than one ellipsis; more indices than dimensions; a slice
+      with a step below 1; a concrete integer index out of bounds; integer
+      indices whose shapes do not broadcast.
+    TypeError: an index that is neither an integer, an integer array nor a slice.
+  """
+  if idx is None or idx is Ellipsis:
+    return None, []
+  if not isinstance(idx, tuple):
+    idx = (idx,)
+  if not idx:
+    return None, []
+  shape = tuple(shape)
+  n_ellipsis = sum(i is Ellipsis for i in idx)
+  if n_ellipsis > 1:
+    raise ValueError("Only one ellipsis is supported.")
+  if n_ellipsis:
+    k = next(k for k, i in enumerate(idx) if i is Ellipsis)
+    idx = (*idx[:k], *[slice(None)] * (len(shape) - len(idx) + 1), *idx[k + 1:])
+  if len(idx) > len(shape):
+    raise ValueError(f"`indices` must not be longer than `shape`: indices={idx}, "
+                     f"shape={shape}")
+  idx = (*idx, *[slice(None)] * (len(shape) - len(idx)))
+  entries, operands = [], []
+  for i, dim in zip(idx, shape):
+    if isinstance(i, slice):
+      entries.append(Slice.from_slice(i, dim))
+      continue
+    aval = i.aval if hasattr(i, "aval") else None
+    if aval is None:
+      try:
+        aval = core.get_aval(i)
+      except TypeError:
+        aval = None
+    if (aval is None or is_ref_aval(aval) or not (dtypes.issubdtype(aval.dtype, np.integer))
+        or isinstance(i, bool)):
+      raise TypeError(f"Ref indices must be integers, integer arrays, slices or ..., "
+                      f"got {i!r} of type {type(i).__name__}.")
+    value = _concrete_int(i) if aval.shape == () else None
+    if value is not None and value >= dim:
+      raise ValueError(f"Out of bound indexer: idx={value}, dim={dim}.")
+    entries.append(INT)
+    operands.append(i)
+  shapes = [core.get_aval(o).shape for o in operands]
+  try:
+    int_shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+  except ValueError:
+    raise ValueError(f"Cannot broadcast shapes for indexing: {shapes}") from None
+  if any(s != int_shape for s in shapes):
+    operands = [broadcast_to(o, int_shape) for o in operands]
+  return NDIndexer(tuple(entries), shape, int_shape), operands
+
+
+# ----------------------------------------------------------------------------
+# Ref methods: a concrete Ref's indexing is the state primitives
+
+
+def _ref_getitem(self, idx):
+  return ref_get(self, idx)
+
+
+def _ref_setitem(self, idx, value):
+  ref_set(self, idx, value)
+
+
+def _ref_addupdate(self, x, idx=()):
+  """``self[idx] += x`` in place."""
+  ref_addupdate(self, idx, x)
+
+
+Ref.__getitem__ = _ref_getitem
+Ref.__setitem__ = _ref_setitem
+Ref.addupdate = _ref_addupdate
+
+
+class RefIndexer:
+  """The object ``ref.at`` returns; ``ref.at[idx]`` is a `TransformedRef` view."""
+  __slots__ = ("ref_or_view",)
+
+  def __init__(self, ref_or_view):
+    self.ref_or_view = ref_or_view
+
+  def __getitem__(self, idx) -> TransformedRef:
+    view = self.ref_or_view
+    indexer, operands = make_indexer(idx if isinstance(idx, tuple) else (idx,), view.shape)
+    if indexer is None:
+      indexer = NDIndexer(tuple(Slice(0, d) for d in view.shape), tuple(view.shape), ())
+    if isinstance(view, TransformedRef):
+      return TransformedRef(view.ref, (*view.transforms, indexer),
+                            (*view.operands, *operands))
+    return TransformedRef(view, (indexer,), tuple(operands))
+
+
+class TransformedRef:
+  """A view of a ref through a chain of indexers (``ref.at[i].at[j]``).
+
+  Reads and writes of the view read and write the underlying ref. Mirrors
+  JAX's ``TransformedRef``.
+  """
+  __slots__ = ("ref", "transforms", "operands")
+
+  def __init__(self, ref, transforms: tuple, operands: tuple):
+    self.ref = ref
+    self.transforms = transforms
+    self.operands = operands
+
+  @property
+  def aval(self) -> AbstractRef:
+    return AbstractRef(transform_aval(self.transforms, core.get_aval(self.ref).inner_aval))
+
+  shape = property(lambda self: self.aval.shape)
+  dtype = property(lambda self: self.aval.dtype)
+  ndim = property(lambda self: len(self.shape))
+  size = property(lambda self: math.prod(self.shape))
+
+  @property
+  def at(self) -> RefIndexer:
+    return RefIndexer(self)
+
+  def get(self, idx=()):
+    return ref_get(self, idx)
+
+  def set(self, value, idx=()):
+    return ref_set(self, idx, value)
+
+  def swap(self, value, idx=()):
+    return ref_swap(self, idx, value)
+
+  def addupdate(self, value, idx=()):
+    return ref_addupdate(self, idx, value)
+
+  __getitem__ = get
+
+  def __setitem__(self, idx, value):
+    self.set(value, idx)
+
+  def __repr__(self):
+    return f"TransformedRef(ref={self.ref!r}, transforms={self.transforms!r})"
+
+
+def _transformed_ref_aval(_):
+  raise TypeError("TransformedRefs cannot be abstractified.")
+
+
+core.pytype_aval_mappings[TransformedRef] = _transformed_ref_aval
+
+
+# ----------------------------------------------------------------------------
+# Ref behaviour of tracers
+
+
+def install_tracer_methods() -> None:
+  """Makes tracers with an `AbstractRef` aval behave as refs.
+
+  ``t[idx]``, ``t[idx] = v``, ``t.at``, ``t.get/set/swap/addupdate`` dispatch on
+  the aval, as JAX's ``Tracer`` does. xjax installs the array operators on
+  `core.Tracer` in `xjax._src.numpy.array_methods`; this wraps the indexing
+  ones installed there (imported at the top of this module).
+  """
+  cls = core.Tracer
+  if getattr(cls, "_ref_methods_installed", False):
+    return
+  array_getitem = cls.__getitem__
+  array_setitem = cls.__setitem__
+  array_at = cls.at
+
+  def __getitem__(self, idx):
+    if is_ref_aval(self.aval):
+      return ref_get(self, idx)
+    return array_getitem(self, idx)
+
+  def __setitem__(self, idx, value):
+    if is_ref_aval(self.aval):
+      return ref_set(self, idx, value)
+    return array_setitem(self, idx, value)
+
+  def at(self):
+    if is_ref_aval(self.aval):
+      return RefIndexer(self)
+    return array_at.fget(self)
+
+  def __getattr__(self, name):
+    # Only reached when normal lookup fails: the ref methods of ref tracers.
+    if name in _REF_TRACER_METHODS and not name.startswith("_"):
+      try:
+        aval = object.__getattribute__(self, "aval")
+      except AttributeError:
+        aval = None
+      if is_ref_aval(aval):
+        return _REF_TRACER_METHODS[name].__get__(self)
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+  cls.__getitem__ = __getitem__
+  cls.__setitem__ = __setitem__
+  cls.at = property(at, doc=array_at.__doc__)
+  cls.__getattr__ = __getattr__
+  cls._ref_methods_installed = True
+
+
+def _tracer_get(self, idx=()):
+  return ref_get(self, idx)
+
+
+def _tracer_set(self, value, idx=()):
+  return ref_set(self, idx, value)
+
+
+def _tracer_swap(self, value, idx=()):
+  return ref_swap(self, idx, value)
+
+
+def _tracer_addupdate(self, value, idx=()):
+  ref_addupdate(self, idx, value)
+
+
+_REF_TRACER_METHODS = {"get": _tracer_get, "set": _tracer_set, "swap": _tracer_swap,
+                       "addupdate": _tracer_addupdate}
+
+# ----------------------------------------------------------------------------
+# Discharge rules: the functional meaning of each state primitive (see discharge.py)
+
+
+@discharge.register_rule(new_ref_p)
+def _new_ref_discharge(ref_ids, in_avals, args, *, memory_space, kind):
+  (val,) = args
+  from xjax._src.numpy import creation
+  return [None], [creation.asarray(val)]
+
+
+@discharge.register_rule(empty_ref_p)
+def _empty_ref_discharge(ref_ids, in_avals, args, *, ty, memory_space):
+  from xjax._src.lax import structural
+  return [], [structural.full(ty.shape, 0, ty.dtype)]
+
+
+@discharge.register_rule(free_ref_p)
+def _free_ref_discharge(ref_ids, in_avals, args):
+  return [None], []
+
+
+@discharge.register_rule(freeze_p)
+def _freeze_discharge(ref_ids, in_avals, args):
+  return [None], [args[0]]
+
+
+@discharge.register_rule(broadcast_to_p)
+def _broadcast_to_discharge(ref_ids, in_avals, args, *, shape):
+  from xjax._src.numpy import lax_numpy
+  return [None], [lax_numpy.broadcast_to(args[0], shape)]
+
+
+@discharge.register_rule(get_p)
+def _get_discharge(ref_ids, in_avals, args, *, tree):
+  x, *idx = args
+  return [None] * len(args), [index_value(x, tree, idx)]
+
+
+@discharge.register_rule(swap_p)
+def _swap_discharge(ref_ids, in_avals, args, *, tree):
+  x, val, *idx = args
+  new, old = swap_value(x, val, tree, idx)
+  return [new] + [None] * (len(args) - 1), [old]
+
+
+@discharge.register_rule(addupdate_p)
+def _addupdate_discharge(ref_ids, in_avals, args, *, tree):
+  x, val, *idx = args
+  return [addupdate_value(x, val, tree, idx)] + [None] * (len(args) - 1), []

@@ -15,10 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-import numpy as np
 
 from xjax._src import core
-from xjax._src import dtypes
 
 
 # ----------------------------------------------------------------------------
@@ -178,81 +176,6 @@ class NDIndexer(NamedTuple):
             f"shape={self.shape}, int_indexer_shape={self.int_indexer_shape})")
 
 
-def _concrete_int(x):
-  if isinstance(x, (int, np.integer)):
-    return int(x)
-  if isinstance(x, core.Tracer):
-    value = x.to_concrete_value()
-    if value is None or np.shape(value):
-      return None
-    return int(np.asarray(value))
-  if np.shape(x) == ():
-    try:
-      return int(np.asarray(x))
-    except TypeError:
-      return None
-  return None
-
-
-def make_indexer(idx, shape) -> tuple[NDIndexer | None, list]:
-  """The `NDIndexer` and integer operands of a NumPy-style `idx` into `shape`.
-
-  ``None``, ``...`` and ``()`` index the whole value: (None, []).
-
-  Raises:
-    ValueError: more than one ellipsis; more indices than dimensions; a slice
-      with a step below 1; a concrete integer index out of bounds; integer
-      indices whose shapes do not broadcast.
-    TypeError: an index that is neither an integer, an integer array nor a slice.
-  """
-  if idx is None or idx is Ellipsis:
-    return None, []
-  if not isinstance(idx, tuple):
-    idx = (idx,)
-  if not idx:
-    return None, []
-  shape = tuple(shape)
-  n_ellipsis = sum(i is Ellipsis for i in idx)
-  if n_ellipsis > 1:
-    raise ValueError("Only one ellipsis is supported.")
-  if n_ellipsis:
-    k = next(k for k, i in enumerate(idx) if i is Ellipsis)
-    idx = (*idx[:k], *[slice(None)] * (len(shape) - len(idx) + 1), *idx[k + 1:])
-  if len(idx) > len(shape):
-    raise ValueError(f"`indices` must not be longer than `shape`: indices={idx}, "
-                     f"shape={shape}")
-  idx = (*idx, *[slice(None)] * (len(shape) - len(idx)))
-  entries, operands = [], []
-  for i, dim in zip(idx, shape):
-    if isinstance(i, slice):
-      entries.append(Slice.from_slice(i, dim))
-      continue
-    aval = i.aval if hasattr(i, "aval") else None
-    if aval is None:
-      try:
-        aval = core.get_aval(i)
-      except TypeError:
-        aval = None
-    if (aval is None or is_ref_aval(aval) or not (dtypes.issubdtype(aval.dtype, np.integer))
-        or isinstance(i, bool)):
-      raise TypeError(f"Ref indices must be integers, integer arrays, slices or ..., "
-                      f"got {i!r} of type {type(i).__name__}.")
-    value = _concrete_int(i) if aval.shape == () else None
-    if value is not None and value >= dim:
-      raise ValueError(f"Out of bound indexer: idx={value}, dim={dim}.")
-    entries.append(INT)
-    operands.append(i)
-  shapes = [core.get_aval(o).shape for o in operands]
-  try:
-    int_shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
-  except ValueError:
-    raise ValueError(f"Cannot broadcast shapes for indexing: {shapes}") from None
-  if any(s != int_shape for s in shapes):
-    from xjax._src.state import primitives
-    operands = [primitives.broadcast_to(o, int_shape) for o in operands]
-  return NDIndexer(tuple(entries), shape, int_shape), operands
-
-
 def transform_aval(tree, aval):
   """The aval after the chain of indexers `tree` (a tuple of `NDIndexer`)."""
   for indexer in tree:
@@ -276,7 +199,8 @@ class Ref(metaclass=_RefMeta):
 
   Made by `xjax.new_ref`; printed ``Ref([0., 1., 2.], dtype=float32)``.
   ``ref[idx]`` reads an Array, ``ref[idx] = v`` and ``ref[idx] += v`` write
-  in place; `addupdate` adds in place. A Ref passed to (or closed over by) a
+  in place; `addupdate` adds in place (those methods are the state primitives',
+  installed on the class by `state/primitives.py`). A Ref passed to (or closed over by) a
   jitted function is updated in place by it. A ref is not an array: jnp
   functions do not accept it; read it first (``ref[...]``).
   """
@@ -301,19 +225,6 @@ class Ref(metaclass=_RefMeta):
   def __len__(self):
     return len(self._aval)
 
-  def __getitem__(self, idx):
-    from xjax._src.state import primitives
-    return primitives.ref_get(self, idx)
-
-  def __setitem__(self, idx, value):
-    from xjax._src.state import primitives
-    primitives.ref_set(self, idx, value)
-
-  def addupdate(self, x, idx=()):
-    """``self[idx] += x`` in place."""
-    from xjax._src.state import primitives
-    primitives.ref_addupdate(self, idx, x)
-
   @property
   def at(self):
     # As in JAX 0.10.2, views of a concrete ref are only available under a trace.
@@ -324,159 +235,3 @@ class Ref(metaclass=_RefMeta):
 
 
 core.pytype_aval_mappings[Ref] = lambda r: r._aval
-
-
-class RefIndexer:
-  """The object ``ref.at`` returns; ``ref.at[idx]`` is a `TransformedRef` view."""
-  __slots__ = ("ref_or_view",)
-
-  def __init__(self, ref_or_view):
-    self.ref_or_view = ref_or_view
-
-  def __getitem__(self, idx) -> TransformedRef:
-    view = self.ref_or_view
-    indexer, operands = make_indexer(idx if isinstance(idx, tuple) else (idx,), view.shape)
-    if indexer is None:
-      indexer = NDIndexer(tuple(Slice(0, d) for d in view.shape), tuple(view.shape), ())
-    if isinstance(view, TransformedRef):
-      return TransformedRef(view.ref, (*view.transforms, indexer),
-                            (*view.operands, *operands))
-    return TransformedRef(view, (indexer,), tuple(operands))
-
-
-class TransformedRef:
-  """A view of a ref through a chain of indexers (``ref.at[i].at[j]``).
-
-  Reads and writes of the view read and write the underlying ref. Mirrors
-  JAX's ``TransformedRef``.
-  """
-  __slots__ = ("ref", "transforms", "operands")
-
-  def __init__(self, ref, transforms: tuple, operands: tuple):
-    self.ref = ref
-    self.transforms = transforms
-    self.operands = operands
-
-  @property
-  def aval(self) -> AbstractRef:
-    return AbstractRef(transform_aval(self.transforms, core.get_aval(self.ref).inner_aval))
-
-  shape = property(lambda self: self.aval.shape)
-  dtype = property(lambda self: self.aval.dtype)
-  ndim = property(lambda self: len(self.shape))
-  size = property(lambda self: math.prod(self.shape))
-
-  @property
-  def at(self) -> RefIndexer:
-    return RefIndexer(self)
-
-  def get(self, idx=()):
-    from xjax._src.state import primitives
-    return primitives.ref_get(self, idx)
-
-  def set(self, value, idx=()):
-    from xjax._src.state import primitives
-    return primitives.ref_set(self, idx, value)
-
-  def swap(self, value, idx=()):
-    from xjax._src.state import primitives
-    return primitives.ref_swap(self, idx, value)
-
-  def addupdate(self, value, idx=()):
-    from xjax._src.state import primitives
-    return primitives.ref_addupdate(self, idx, value)
-
-  __getitem__ = get
-
-  def __setitem__(self, idx, value):
-    self.set(value, idx)
-
-  def __repr__(self):
-    return f"TransformedRef(ref={self.ref!r}, transforms={self.transforms!r})"
-
-
-def _transformed_ref_aval(_):
-  raise TypeError("TransformedRefs cannot be abstractified.")
-
-
-core.pytype_aval_mappings[TransformedRef] = _transformed_ref_aval
-
-
-# ----------------------------------------------------------------------------
-# Ref behaviour of tracers
-
-
-def install_tracer_methods() -> None:
-  """Makes tracers with an `AbstractRef` aval behave as refs.
-
-  ``t[idx]``, ``t[idx] = v``, ``t.at``, ``t.get/set/swap/addupdate`` dispatch on
-  the aval, as JAX's ``Tracer`` does. xjax installs the array operators on
-  `core.Tracer` in `xjax._src.numpy.array_methods`; this wraps the indexing
-  ones installed there (which must be imported first).
-  """
-  from xjax._src.numpy import array_methods  # noqa: F401  (installs the array methods)
-  cls = core.Tracer
-  if getattr(cls, "_ref_methods_installed", False):
-    return
-  array_getitem = cls.__getitem__
-  array_setitem = cls.__setitem__
-  array_at = cls.at
-
-  def __getitem__(self, idx):
-    if is_ref_aval(self.aval):
-      from xjax._src.state import primitives
-      return primitives.ref_get(self, idx)
-    return array_getitem(self, idx)
-
-  def __setitem__(self, idx, value):
-    if is_ref_aval(self.aval):
-      from xjax._src.state import primitives
-      return primitives.ref_set(self, idx, value)
-    return array_setitem(self, idx, value)
-
-  def at(self):
-    if is_ref_aval(self.aval):
-      return RefIndexer(self)
-    return array_at.fget(self)
-
-  def __getattr__(self, name):
-    # Only reached when normal lookup fails: the ref methods of ref tracers.
-    if name in _REF_TRACER_METHODS and not name.startswith("_"):
-      try:
-        aval = object.__getattribute__(self, "aval")
-      except AttributeError:
-        aval = None
-      if is_ref_aval(aval):
-        return _REF_TRACER_METHODS[name].__get__(self)
-    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-  cls.__getitem__ = __getitem__
-  cls.__setitem__ = __setitem__
-  cls.at = property(at, doc=array_at.__doc__)
-  cls.__getattr__ = __getattr__
-  cls._ref_methods_installed = True
-
-
-def _tracer_get(self, idx=()):
-  from xjax._src.state import primitives
-  return primitives.ref_get(self, idx)
-
-
-def _tracer_set(self, value, idx=()):
-  from xjax._src.state import primitives
-  return primitives.ref_set(self, idx, value)
-
-
-def _tracer_swap(self, value, idx=()):
-  from xjax._src.state import primitives
-  return primitives.ref_swap(self, idx, value)
-
-
-def _tracer_addupdate(self, value, idx=()):
-  from xjax._src.state import primitives
-  primitives.ref_addupdate(self, idx, value)
-
-
-_REF_TRACER_METHODS = {"get": _tracer_get, "set": _tracer_set, "swap": _tracer_swap,
-                       "addupdate": _tracer_addupdate}
-

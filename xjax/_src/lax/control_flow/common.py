@@ -31,6 +31,7 @@ from xjax._src.lax.structural import broadcast_in_dim
 
 # Per user function (weakly): its traces by (in_tree, avals, what for, key, trace context).
 _trace_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+executable_cache.on_clear(_trace_cache.clear)
 _TRACES_PER_FUNCTION = 256
 
 
@@ -341,3 +342,26 @@ def region(ctx, arg_types, body) -> str:
   if arg_types:
     head = ctx.indent + "^bb0(" + ", ".join(f"{a.name}: {a.type}" for a in args) + "):\n"
   return "{\n" + head + "\n".join(sub.lines) + "\n" + ctx.indent + "}"
+
+
+# ----------------------------------------------------------------------------
+# Refs through loops (the discharge rules of scan and while_loop)
+
+
+def partition(mask, values):
+  """(values where not mask, values where mask)."""
+  return ([v for v, m in zip(values, mask) if not m], [v for v, m in zip(values, mask) if m])
+
+
+def ref_loop_body(disch: core.ClosedJaxpr, ref_mask, n_lead: int):
+  """A function of (non-ref leading inputs, ref values, rest) calling `disch` with the
+  refs in their original (leading) positions; returns (final ref values, outputs)."""
+  k = sum(ref_mask)
+
+  def body(*args):
+    lead, refs, rest = args[:n_lead - k], args[n_lead - k:n_lead], args[n_lead:]
+    lead_it, refs_it = iter(lead), iter(refs)
+    full = [next(refs_it) if m else next(lead_it) for m in ref_mask]
+    outs = core.eval_jaxpr(disch.jaxpr, disch.consts, *full, *rest)
+    return [*outs[len(outs) - k:], *outs[:len(outs) - k]]
+  return body

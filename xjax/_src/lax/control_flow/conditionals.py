@@ -30,6 +30,7 @@ from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.interpreters import discharge
 from xjax._src.lax.control_flow import common
 from xjax._src.lax.control_flow import platform
 from xjax._src.lax.ad_util import stop_gradient
@@ -475,3 +476,19 @@ def select(pred, on_true, on_false):
   Mirrors `jax.lax.select`.
   """
   return select_n(pred, on_false, on_true)
+
+
+# ----------------------------------------------------------------------------
+# Refs: the discharge rule (state/discharge.py) threading ref values through the branches
+
+
+@discharge.register_rule(cond_p)
+def _cond_discharge(ref_ids, in_avals, args, *, branches, **params):
+  index, *ops = args
+  converted = [discharge.consts_as_args(discharge.discharged_closed(b)) for b in branches]
+  jaxprs, consts = common.join_consts(
+      [core.ClosedJaxpr(j.jaxpr, []) for j, _ in converted], [c for _, c in converted])
+  n_out = len(branches[0].out_avals)
+  outs = cond_p.bind(index, *consts, *ops, branches=tuple(jaxprs), **params)
+  finals = iter(outs[n_out:])
+  return [next(finals) if r is not None else None for r in ref_ids], outs[:n_out]

@@ -14,6 +14,7 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src import dispatch
+from xjax._src import executable_cache
 from xjax._src import errors
 from xjax._src.config import config
 from xjax._src import dtypes
@@ -24,6 +25,7 @@ from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.interpreters import discharge
 from xjax._src.lax.control_flow import common
 from xjax._src.lax.control_flow.conditionals import _bcast_select_n, abstractify
 from xjax._src.lax.elementwise import _const, add, convert_element_type, lt
@@ -303,6 +305,8 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
 
 _scan_bodies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _while_bodies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+executable_cache.on_clear(_scan_bodies.clear)
+executable_cache.on_clear(_while_bodies.clear)
 
 
 def _cached_wrapper(cache, body_fun, make):
@@ -403,3 +407,66 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
   _, _, result = while_loop(_fori_cond_fun, while_body, (lower, upper, init_val))
   return result
 
+
+# ----------------------------------------------------------------------------
+# Refs: the discharge rule (state/discharge.py) threading ref values through the loop
+
+
+@discharge.register_rule(while_p)
+def _while_discharge(ref_ids, in_avals, args, *, cond_jaxpr, body_jaxpr, cond_nconsts,
+                     body_nconsts):
+  n_c, n_b = cond_nconsts, body_nconsts
+  if any(r is not None for r in ref_ids[n_c + n_b:]):
+    raise NotImplementedError("while_loop with refs as carries is not supported; close "
+                              "over the ref instead.")
+  # The distinct refs (by variable) read by cond or body become leading carries.
+  uniq: list = []
+  for r in ref_ids[:n_c + n_b]:
+    if r is not None and all(r is not u for u in uniq):
+      uniq.append(r)
+  pos = {id(r): i for i, r in enumerate(uniq)}
+  k = len(uniq)
+  ref_vals = [None] * k
+  for r, a in zip(ref_ids, args):
+    if r is not None:
+      ref_vals[pos[id(r)]] = a
+  cconsts, bconsts, carry = args[:n_c], args[n_c:n_c + n_b], args[n_c + n_b:]
+  c_ids, b_ids = ref_ids[:n_c], ref_ids[n_c:n_c + n_b]
+  c_disch, b_disch = discharge.discharged_closed(cond_jaxpr), discharge.discharged_closed(body_jaxpr)
+  c_plain = [a for a, r in zip(cconsts, c_ids) if r is None]
+  b_plain = [a for a, r in zip(bconsts, b_ids) if r is None]
+  carry_avals = list(body_jaxpr.in_avals[n_b:])
+  ref_avals = [r.aval.inner_aval for r in uniq]
+
+  def full_consts(ids, plain, refs):
+    it = iter(plain)
+    return [refs[pos[id(r)]] if r is not None else next(it) for r in ids]
+
+  def cond_fun(*xs):
+    plain, refs, rest = xs[:len(c_plain)], xs[len(c_plain):len(c_plain) + k], \
+        xs[len(c_plain) + k:]
+    outs = core.eval_jaxpr(c_disch.jaxpr, c_disch.consts,
+                           *full_consts(c_ids, plain, refs), *rest)
+    return outs[:1]
+
+  def body_fun(*xs):
+    plain, refs, rest = xs[:len(b_plain)], list(xs[len(b_plain):len(b_plain) + k]), \
+        xs[len(b_plain) + k:]
+    outs = core.eval_jaxpr(b_disch.jaxpr, b_disch.consts,
+                           *full_consts(b_ids, plain, refs), *rest)
+    n_carry = len(rest)
+    finals = iter(outs[n_carry:])
+    for r in b_ids:
+      if r is not None:
+        refs[pos[id(r)]] = next(finals)
+    return [*refs, *outs[:n_carry]]
+
+  c_avals = [*(core.get_aval(a) for a in c_plain), *ref_avals, *carry_avals]
+  b_avals = [*(core.get_aval(a) for a in b_plain), *ref_avals, *carry_avals]
+  c_new, c_consts = discharge.consts_as_args(pe.trace_to_jaxpr(cond_fun, c_avals))
+  b_new, b_consts = discharge.consts_as_args(pe.trace_to_jaxpr(body_fun, b_avals))
+  outs = while_p.bind(*c_consts, *c_plain, *b_consts, *b_plain, *ref_vals, *carry,
+                      cond_nconsts=len(c_consts) + len(c_plain), cond_jaxpr=c_new,
+                      body_nconsts=len(b_consts) + len(b_plain), body_jaxpr=b_new)
+  finals = outs[:k]
+  return [finals[pos[id(r)]] if r is not None else None for r in ref_ids], outs[k:]

@@ -21,6 +21,7 @@ from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.interpreters import discharge
 from xjax._src.lax.control_flow import common
 from xjax._src.lax.control_flow.conditionals import abstractify
 from xjax._src.lax.control_flow.loops import _split, while_loop
@@ -547,3 +548,29 @@ def _scan_lowering(ctx, *args, **params):
   outs = lowering.lower_jaxpr_body(ctx, closed.jaxpr, consts, list(args))
   ctx.avals_in, ctx.avals_out = avals_in, avals_out
   return outs
+
+
+# ----------------------------------------------------------------------------
+# Refs: the discharge rule (state/discharge.py) threading ref values through the scan
+
+
+@discharge.register_rule(scan_p)
+def _scan_discharge(ref_ids, in_avals, args, *, jaxpr, num_consts, num_carry, **params):
+  ref_mask = [r is not None for r in ref_ids]
+  if any(ref_mask[num_consts:]):
+    raise NotImplementedError("scan with refs as carries or scanned-over inputs is not "
+                              "supported; close over the ref instead.")
+  mask = ref_mask[:num_consts]
+  k = sum(mask)
+  disch = discharge.discharged_closed(jaxpr)
+  consts, refs = common.partition(mask, args[:num_consts])
+  body = common.ref_loop_body(disch, mask, num_consts)
+  body_avals = [*(a for a, m in zip(disch.in_avals[:num_consts], mask) if not m),
+                *(a for a, m in zip(disch.in_avals[:num_consts], mask) if m),
+                *disch.in_avals[num_consts:]]
+  new, new_consts = discharge.consts_as_args(pe.trace_to_jaxpr(body, body_avals))
+  n_consts = len(new_consts) + len(consts)
+  outs = scan_p.bind(*new_consts, *consts, *refs, *args[num_consts:], jaxpr=new,
+                     num_consts=n_consts, num_carry=k + num_carry, **params)
+  finals = iter(outs[:k])
+  return [next(finals) if m else None for m in ref_mask], outs[k:]
