@@ -75,11 +75,9 @@ from xjax import distributed as distributed
 from xjax import experimental as experimental
 from xjax import dtypes as dtypes
 from xjax import errors as errors
-from xjax import image as image
 from xjax import interpreters as interpreters  # as JAX: jax.interpreters.ad etc. after import
 from xjax import lax as lax
 from xjax import lib as lib
-from xjax import nn as nn
 from xjax import numpy as numpy
 from xjax import ops as ops
 from xjax import random as random
@@ -100,3 +98,9 @@ from xjax._src.shard_map import shard_map as shard_map
 from xjax._src.pmap import pmap as pmap
 from xjax._src.version import __version_info__ as __version_info__
 from xjax._src.jax_compat import install_as_jax as install_as_jax
+
+# Families imported on first use, as JAX's lazy loaders do (import time, issue 34).
+from xjax._src import lazy_loader as _lazy_loader
+
+__getattr__, __dir__ = _lazy_loader.attach(
+    globals(), {"example_libraries", "image", "nn"})

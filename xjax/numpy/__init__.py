@@ -184,9 +184,9 @@ from xjax._src.numpy.setops import (
     unique_counts as unique_counts, unique_inverse as unique_inverse,
     unique_values as unique_values,
 )
-# --- fft (issue 14) ---
-from xjax.numpy import fft as fft
 # --- polyfit and roots, on jnp.linalg (issue 14) ---
 from xjax._src.numpy.polynomial import polyfit as polyfit, roots as roots
-# --- linalg (issue 14) ---
-from xjax.numpy import linalg as linalg
+# --- linalg and fft (issue 14): imported on first use (import time, issue 34) ---
+from xjax._src import lazy_loader as _lazy_loader
+
+__getattr__, __dir__ = _lazy_loader.attach(globals(), {"fft", "linalg"})
