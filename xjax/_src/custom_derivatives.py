@@ -27,6 +27,7 @@ from typing import Any
 from xjax._src import core
 from xjax._src import dispatch
 from xjax._src import dtypes
+from xjax._src import executable_cache
 from xjax._src import tree_util
 from xjax._src.api_util import (flatten_fun_nokwargs, fun_name, fun_signature,
                                 infer_argnums_and_argnames)
@@ -317,6 +318,32 @@ def _pp_custom_call(rule_params):
   return pp_eqn
 
 
+_dced_call_jaxprs = executable_cache.DerivedCache("custom call jaxprs, dead code eliminated")
+
+
+def _dce_call_jaxpr(call_jaxpr: core.ClosedJaxpr, used_outputs: tuple) -> core.ClosedJaxpr:
+  """`call_jaxpr` returning only the `used_outputs`, every input kept (the custom rule may
+  read inputs the pruned function does not); cached per jaxpr and `used_outputs`."""
+  def build():
+    jaxpr, _ = pe.dce_jaxpr(call_jaxpr.jaxpr, list(used_outputs), instantiate=True)
+    return core.ClosedJaxpr(jaxpr, call_jaxpr.consts)
+  return _dced_call_jaxprs.get_or_build(call_jaxpr, used_outputs, build)
+
+
+def _dce_custom_call(used_outputs, eqn, rules):
+  """The DCE rule of a custom call: ``(used_inputs, eqn)`` with `call_jaxpr` pruned to the
+  used outputs and the params `rules` (name -> wrapped rule) replaced; every operand kept.
+  The call goes when no output is used and it has no side effects."""
+  call_jaxpr = eqn.params["call_jaxpr"]
+  if not any(used_outputs) and not core.has_side_effects(call_jaxpr.jaxpr):
+    return [False] * len(eqn.invars), None
+  used = tuple(used_outputs)
+  new_eqn = eqn.replace(outvars=[v for v, u in zip(eqn.outvars, used) if u],
+                        params=dict(eqn.params, call_jaxpr=_dce_call_jaxpr(call_jaxpr, used),
+                                    **rules))
+  return [True] * len(eqn.invars), new_eqn
+
+
 # ----------------------------------------------------------------------------
 # custom_jvp
 
@@ -406,6 +433,21 @@ def _custom_jvp_call_batch(axis_data, args, dims, *, call_jaxpr, jvp_jaxpr_fun, 
   outs = custom_jvp_call_p.bind(*args, call_jaxpr=batched_call, jvp_jaxpr_fun=batched_jvp,
                                 num_consts=num_consts, symbolic_zeros=symbolic_zeros)
   return outs, out_dims
+
+
+def _custom_jvp_call_dce(used_outputs, eqn):
+  """Prunes the call to its used outputs. The JVP rule is wrapped to return only their
+  primals and tangents (a symbolic-zero tangent goes with its output)."""
+  jvp = eqn.params["jvp_jaxpr_fun"]
+  used = tuple(used_outputs) * 2  # primals, then tangents
+
+  def dced_jvp(*primals_and_tangents):
+    return [o for o, u in zip(jvp(*primals_and_tangents), used, strict=True) if u]
+  _copy_names(jvp, dced_jvp)
+  return _dce_custom_call(used_outputs, eqn, {"jvp_jaxpr_fun": dced_jvp})
+
+
+custom_jvp_call_p.dce_rule = _custom_jvp_call_dce
 
 
 def _check_jvp_rule_output(p_leaves, t_leaves):
@@ -586,6 +628,33 @@ def _custom_vjp_call_batch(axis_data, args, dims, *, call_jaxpr, fwd, bwd, num_c
                                 bwd=batched_bwd, num_consts=num_consts,
                                 symbolic_zeros=symbolic_zeros)
   return outs, out_dims
+
+
+def _custom_vjp_call_dce(used_outputs, eqn):
+  """Prunes the call to its used outputs. fwd is wrapped to return the residuals and only
+  the used outputs; bwd to take cotangents of those alone, a zero (symbolic with
+  ``symbolic_zeros``) standing in for each pruned output's."""
+  fwd, bwd, symbolic_zeros = eqn.params["fwd"], eqn.params["bwd"], eqn.params["symbolic_zeros"]
+  used = tuple(used_outputs)
+  ct_avals = [a.to_tangent_aval() for a in eqn.params["call_jaxpr"].out_avals]
+
+  def dced_fwd(perturbed, *primals):
+    res_and_outs, num_res = fwd(perturbed, *primals)
+    outs = res_and_outs[num_res:]
+    return [*res_and_outs[:num_res], *(o for o, u in zip(outs, used, strict=True) if u)], num_res
+
+  def dced_bwd(*res_and_cts):
+    n_res = len(res_and_cts) - sum(used)
+    cts = iter(res_and_cts[n_res:])
+    zero = ad.Zero if symbolic_zeros else ad.zeros_like_aval
+    return bwd(*res_and_cts[:n_res], *(next(cts) if u else zero(a)
+                                       for u, a in zip(used, ct_avals)))
+  _copy_names(fwd, dced_fwd)
+  _copy_names(bwd, dced_bwd)
+  return _dce_custom_call(used_outputs, eqn, {"fwd": dced_fwd, "bwd": dced_bwd})
+
+
+custom_vjp_call_p.dce_rule = _custom_vjp_call_dce
 
 
 _NO_FORWARD_MODE = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
