@@ -9,6 +9,7 @@ row-sharded matmul) or `rss` (the memory workload alone: 200 MLP training steps
 in a fresh process, reporting the peak resident set in bytes, under a name
 ending in "(peak RSS)").
 """
+import itertools
 import json
 import os
 import resource
@@ -408,6 +409,21 @@ def overhead_main(lib):
   leafy = jax.jit(lambda t: t["w0"] + t["w99"])
   results["jit dispatch, a 100-leaf pytree argument"] = _timeit(
       lambda: leafy(tree100).block_until_ready(), 1000)
+  # Arguments that are outputs of earlier calls (issue 34, w03): new Arrays every call, whose
+  # avals are whatever the producing call made. x = f(x) as in a training loop; then f's
+  # argument alternates between its own last output and an output of another function.
+  inc = jax.jit(lambda a: a + 1)
+  carry = [jnp.ones(3), jax.jit(lambda a: a * 2)(jnp.ones(3))]
+  turns = itertools.cycle((0, 1))
+
+  def feed_back():
+    carry[0] = inc(carry[0]).block_until_ready()
+
+  def alternate():
+    carry[0] = inc(carry[next(turns)]).block_until_ready()
+
+  results["jit dispatch, x = f(x) in a loop"] = _timeit(feed_back, 5000)
+  results["jit dispatch, alternating outputs of two functions"] = _timeit(alternate, 5000)
   results["eager x + 1 (3 elements, Python scalar)"] = _timeit(
       lambda: (x3 + 1).block_until_ready(), 2000)
   x100 = jnp.arange(100.0)

@@ -16,6 +16,7 @@ import itertools
 import operator
 import threading
 import weakref
+from _weakref import _remove_dead_weakref
 from collections import Counter
 from typing import Any, NamedTuple
 
@@ -50,22 +51,40 @@ class AbstractValue:
 class ShapedArray(AbstractValue):
   """The abstract value of an array: its shape, dtype and weak type.
 
-  Mirrors `jax.core.ShapedArray`. Immutable and hashable (the hash is cached:
-  avals are keys of the jit and dispatch caches). `sharding` is set only for
-  arrays split over Explicit mesh axes: a NamedSharding over the abstract
-  mesh with one spec entry per dimension (printed ``float32[8@x,4]``); the
-  sharding rules (`xjax._src.sharding.rules`) carry it through primitives.
+  Mirrors `jax.core.ShapedArray`. Immutable and interned: constructing one
+  returns the object already alive with the same (shape, dtype, weak_type,
+  sharding), so equal avals are usually identical and jit's call paths compare
+  them by identity (see `_aval_table`). The hash is cached (avals are keys of
+  the jit and dispatch caches). `sharding` is set only for arrays split over
+  Explicit mesh axes: a NamedSharding over the abstract mesh with one spec
+  entry per dimension (printed ``float32[8@x,4]``); the sharding rules
+  (`xjax._src.sharding.rules`) carry it through primitives.
+
+  Subclasses are not interned: ``Sub(shape, dtype, ...)`` is a new object each
+  time (one that takes more arguments extends `__new__`).
   """
-  __slots__ = ("shape", "dtype", "weak_type", "sharding", "_hash")
+  __slots__ = ("shape", "dtype", "weak_type", "sharding", "_hash", "__weakref__")
   array_abstraction_level = 1
 
-  def __init__(self, shape, dtype, weak_type: bool = False, sharding=None):
-    self.shape = tuple(shape)
-    self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
-    self.weak_type = bool(weak_type)
-    self.sharding = sharding
-    self._hash = hash((self.shape, self.dtype, self.weak_type) if sharding is None else
-                      (self.shape, self.dtype, self.weak_type, sharding))
+  def __new__(cls, shape, dtype, weak_type: bool = False, sharding=None):
+    # On the tracing hot path: normalize only what is not yet normal, then one dict lookup.
+    if type(shape) is not tuple:
+      shape = tuple(shape)
+    try:
+      dtype = _dtypes[dtype]
+    except (KeyError, TypeError):  # a dtype-like not seen yet, or not hashable
+      dtype = _dtype_of(dtype)
+    if weak_type is not False and weak_type is not True:
+      weak_type = bool(weak_type)
+    key = (shape, dtype, weak_type) if sharding is None else (shape, dtype, weak_type, sharding)
+    if cls is ShapedArray:
+      ref = _aval_table.get(key)
+      if ref is not None:
+        aval = ref()
+        if aval is not None:
+          return aval
+      return _intern_aval(key)
+    return _new_aval(cls, key)
 
   ndim = property(lambda self: len(self.shape))
   size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -85,12 +104,24 @@ class ShapedArray(AbstractValue):
     return self.update_weak_type(False)
 
   def __eq__(self, other):
-    return (type(other) is ShapedArray and self.shape == other.shape
+    # Equal interned avals are identical; the fields decide for the rest (subclasses, and
+    # shapes that `_intern_aval` leaves as given).
+    return other is self or (type(other) is ShapedArray and self.shape == other.shape
             and self.dtype == other.dtype and self.weak_type == other.weak_type
             and self.sharding == other.sharding)
 
   def __hash__(self):
     return self._hash
+
+  def __reduce_ex__(self, protocol):
+    # Unpickling and copying construct again, which interns. Subclasses take the default
+    # (`__getnewargs__` and their slots).
+    if type(self) is ShapedArray:
+      return ShapedArray, (self.shape, self.dtype, self.weak_type, self.sharding)
+    return super().__reduce_ex__(protocol)
+
+  def __getnewargs__(self):
+    return self.shape, self.dtype, self.weak_type, self.sharding
 
   def str_short(self, short_dtypes: bool = False) -> str:
     """``float32[3,4]`` (or ``f32[3,4]`` with short dtypes; ``float32[8@x,4]`` when split)."""
@@ -126,6 +157,70 @@ class ShapedArray(AbstractValue):
     if dtypes.issubdtype(self.dtype, np.inexact):
       return self.update(weak_type=self.weak_type)
     return ShapedArray(self.shape, dtypes.float0)
+
+
+# The interned avals: (shape, dtype, weak_type[, sharding]) -> a weak reference to the one
+# ShapedArray with those fields, so avals of shapes no longer in use are freed. No lock:
+# every change to the table is one atomic dict operation (under the GIL, and per-dict locked
+# without it) that cannot undo another thread's. A new key goes in by `setdefault`: of
+# threads racing to insert it one wins, and the others find its aval, alive since its
+# creator holds it. An entry whose aval has died is removed by `_remove_dead_weakref`, which
+# deletes only while the entry is still a dead reference (never the live one that another
+# thread has just put there), and the insert is tried again. So racing threads get one
+# object. Dead entries left behind are swept the same way once the table has doubled since
+# the last sweep. No weak reference has a callback: one would cost more than the entry.
+_aval_table: dict = {}
+_aval_sweep_at = 1024  # the table size at which the next insert sweeps
+
+
+# The dtype of each dtype-like seen (np.float32, "int32", the dtypes themselves, extended
+# dtypes): np.dtype(spec), and even isinstance(x, np.dtype), take longer than an interned
+# construction's other steps. Equal dtypes map to one (as in the aval table's keys).
+_dtypes: dict = {}
+
+
+def _dtype_of(spec):
+  dtype = spec if isinstance(spec, dtypes.ExtendedDType) else np.dtype(spec)
+  try:
+    if len(_dtypes) < 4096:
+      dtype = _dtypes.setdefault(dtype, dtype)
+      _dtypes.setdefault(spec, dtype)
+  except TypeError:  # not hashable (a structured dtype's field list)
+    pass
+  return dtype
+
+
+def _new_aval(cls, key) -> ShapedArray:
+  aval = object.__new__(cls)
+  aval.shape, aval.dtype, aval.weak_type = key[:3]
+  aval.sharding = key[3] if len(key) == 4 else None
+  aval._hash = hash(key)
+  return aval
+
+
+def _intern_aval(key) -> ShapedArray:
+  """The interned ShapedArray of the normalized `key` (`ShapedArray.__new__`'s slow path)."""
+  global _aval_sweep_at
+  for d in key[0]:
+    if type(d) is not int:
+      try:
+        key = (tuple(map(operator.index, key[0])), *key[1:])  # NumPy integers become ints
+      except TypeError:
+        return _new_aval(ShapedArray, key)  # not an array shape: left as given, not interned
+      break
+  aval = _new_aval(ShapedArray, key)
+  new_ref = weakref.ref(aval)
+  while (ref := _aval_table.setdefault(key, new_ref)) is not new_ref:
+    old = ref()
+    if old is not None:
+      return old
+    _remove_dead_weakref(_aval_table, key)
+  if len(_aval_table) >= _aval_sweep_at:
+    for k, r in _aval_table.copy().items():
+      if r() is None:
+        _remove_dead_weakref(_aval_table, k)
+    _aval_sweep_at = max(1024, 2 * len(_aval_table))
+  return aval
 
 
 def is_extended(aval) -> bool:
@@ -176,8 +271,8 @@ class AbstractToken(AbstractValue):
 abstract_token = AbstractToken()
 
 
-# Scalar avals are immutable and few: one object each, so a scalar argument's aval is
-# the same object call after call (jit's dispatch compares avals by identity first).
+# Scalar avals, held here for good (few, and on the path of every Python scalar argument):
+# found by (dtype, weak_type) without constructing one.
 _scalar_avals: dict = {}
 _int_bounds: dict = {}
 
