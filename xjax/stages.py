@@ -6,7 +6,7 @@
 stage describes its arguments by `ArgInfo`s (``.args_info``); `CompilerOptions` is the
 type of ``Lowered.compile``'s and ``jit``'s ``compiler_options``.
 """
-from xjax._src.jit import (
+from xjax._src.jit_stages import (
     Compiled as Compiled,
     Lowered as Lowered,
     Traced as Traced,

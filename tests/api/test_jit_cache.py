@@ -8,7 +8,7 @@ import xjax as jax
 import xjax.numpy as jnp
 from xjax._src import dispatch
 from xjax._src import executable_cache
-from xjax._src import jit as jit_module
+from xjax._src import jit_cache
 
 
 def test_cache_info_counts_hits_and_misses():
@@ -21,7 +21,7 @@ def test_cache_info_counts_hits_and_misses():
   f(jnp.ones(3), 2)
   info = f.cache_info()
   assert (info.hits, info.misses, info.currsize) == (2, 1, 1)
-  assert info.maxsize == jit_module._CACHE_SIZE
+  assert info.maxsize == jit_cache._CACHE_SIZE
   f(jnp.ones(4), 2)
   assert f.cache_info().last_miss == ("changed since the last call: the argument shapes or "
                                       "dtypes (leaf 0: f32[3] -> f32[4])")
@@ -44,7 +44,7 @@ def test_the_cache_belongs_to_the_function():
 
 
 def test_least_recently_used_entry_is_evicted(monkeypatch):
-  monkeypatch.setattr(jit_module, "_CACHE_SIZE", 3)
+  monkeypatch.setattr(jit_cache, "_CACHE_SIZE", 3)
   f = jax.jit(lambda x: x * 2)
   for n in (1, 2, 3):
     f(jnp.ones(n))
@@ -66,7 +66,7 @@ def _live_executables() -> int:
 
 
 def test_evicted_executables_are_freed(monkeypatch):
-  monkeypatch.setattr(jit_module, "_CACHE_SIZE", 4)
+  monkeypatch.setattr(jit_cache, "_CACHE_SIZE", 4)
   f = jax.jit(lambda x: jnp.sin(x) + 1)
   for cache in list(executable_cache._all_caches):  # jnp.ones's own jit cache among them
     if isinstance(cache, executable_cache.LRUCache):
@@ -165,9 +165,9 @@ def test_remembered_python_scalars_match_by_type_and_value():
 
 
 def test_the_fastest_path_respects_threads_traces_and_outputs():
-  # After a call of Arrays only, jit's fastest path (xjax._src.jit._fast_call) serves the
-  # same signature: it must still give way to another thread's flags, to a trace, and
-  # return every output, a pytree of them, or none.
+  # After a call of Arrays only, jit's fastest path (xjax._src.jit_fast_path._fast_call)
+  # serves the same signature: it must still give way to another thread's flags, to a
+  # trace, and return every output, a pytree of them, or none.
   import threading
   f = jax.jit(lambda x: (x + 1, {"double": x * 2}))
   x = jnp.arange(3.0)
@@ -203,8 +203,9 @@ def test_the_fastest_path_respects_threads_traces_and_outputs():
 
 def test_the_fastest_path_matches_pytree_arguments_exactly():
   # Tuples, lists, dicts and None among the positional arguments are matched by the
-  # generated checks (xjax._src.jit._access_code): any change of structure, key, container
-  # type or leaf must reach the full path, which gives the right answer or JAX's error.
+  # generated checks (xjax._src.jit_fast_path._access_code): any change of structure, key,
+  # container type or leaf must reach the full path, which gives the right answer or JAX's
+  # error.
   import collections
   import math
 

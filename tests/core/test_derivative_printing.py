@@ -136,10 +136,10 @@ def test_nested_jit_grad_values():
 
 
 def test_eager_grad_of_jit_reuses_the_transposed_jaxpr(monkeypatch):
-  from xjax._src import jit as jit_module
+  from xjax._src import jit_primitive
   traced = []
-  original = jit_module._transpose_jaxpr
-  monkeypatch.setattr(jit_module, "_transpose_jaxpr",
+  original = jit_primitive._transpose_jaxpr
+  monkeypatch.setattr(jit_primitive, "_transpose_jaxpr",
                       lambda *a: traced.append(1) or original(*a))
   g = xjax.jit(_sin_x)
   f = xjax.grad(lambda x: g(x) * 2.)

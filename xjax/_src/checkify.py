@@ -36,7 +36,7 @@ from xjax._src.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.jit import jit_p
+from xjax._src.jit_primitive import jit_p
 from xjax._src.lax.control_flow import common
 from xjax._src.sharding.partition_spec import PartitionSpec as P
 

@@ -5,31 +5,29 @@ with weak types, the static arguments, the device, the config flags that
 change programs). A miss traces the function to a jaxpr, lowers and compiles
 it; a hit only flattens, looks up and executes: that is the hot path.
 
+This module holds the call tiers of `PjitFunction`, fastest first: the
+generated `_fast_call` (positional uncommitted Arrays of the last structure,
+`jit_fast_path.py`), the `_CallMemo` of the last call's signature, then the
+full path (split statics, flatten, key, look up or compile, execute). The
+executable cache is `jit_cache.py`, the ahead-of-time stages `jit_stages.py`.
+
 Under another transformation (grad, vmap, an enclosing jit), a call traces
-the function to a closed jaxpr and binds `jit_p`, so outer interpreters see
-one higher-order equation.
+the function to a closed jaxpr and binds `jit_p` (`jit_primitive.py`), so
+outer interpreters see one higher-order equation.
 """
 from __future__ import annotations
 
-import collections
 import functools
 import operator
-import textwrap
-import threading
-import traceback
 import warnings
-import weakref
 
 import numpy as np
 
 from xjax._src import core
 from xjax._src import debug_nans
 from xjax._src import dispatch
-from xjax._src import executable_cache
 from xjax._src import jaxpr_keys
 from xjax._src import monitoring
-from xjax._src import stablehlo as hlo
-from xjax._src import stages
 from xjax._src import traceback_util
 from xjax._src import tree_util
 from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
@@ -37,10 +35,13 @@ from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatt
                                 shaped_abstractify, validate_argnums)
 from xjax._src.array import Array
 from xjax._src.config import config
-from xjax._src.interpreters import batching
 from xjax._src.interpreters import discharge
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.jit_cache import CacheInfo, _CacheEntry, _caches_for, _lookup, _mark_donated
+from xjax._src.jit_fast_path import _FAST_CALL_MAX_LEAVES, _MISS, _fast_call
+from xjax._src.jit_primitive import _closed_over_refs_last, jit_p
+from xjax._src.jit_stages import Lowered, Traced
 from xjax._src.sharding import spmd
 from xjax._src.sharding.mesh import get_concrete_mesh
 from xjax._src.sharding.partition_spec import PartitionSpec
@@ -51,536 +52,53 @@ from xjax._src import backend
 _backend = backend  # `jit` has an argument of that name
 
 
-# ----------------------------------------------------------------------------
-# jit_p: the higher-order primitive of a nested jit
+class _CallMemo:
+  """The signature of the last call that looked up its entry (`_ExecutableCache.memo`),
+  which `PjitFunction._call`'s first two tiers match to run that entry again.
 
-
-def _jit_impl(*args, jaxpr, name, donated_invars, inline, keep_unused):
-  device, committed = dispatch.pick_device(args, name)
-  if device is dispatch.SPMD or spmd.program_mesh(jaxpr.jaxpr) is not None:
-    return _run_spmd_jaxpr(jaxpr, name, args)
-  exe = _compiled_jaxpr(jaxpr, device, name)
-  outs = exe.run([dispatch.to_buffer(a, device) for a in (*jaxpr.consts, *args)], committed)
-  if config.jax_debug_nans or config.jax_debug_infs:
-    debug_nans.check_jit(name, outs, jaxpr, args)
-  return outs
-
-
-def _compiled_jaxpr(jaxpr: core.ClosedJaxpr, device, name: str):
-  """The executable of a nested jit's jaxpr run eagerly, taking its consts as leading
-  arguments: cached by what it computes, so the new jaxpr each `grad` step builds (with new
-  residuals as consts) reuses it."""
-  key = ("jit", jaxpr_keys.structure_key(jaxpr.jaxpr), device)
-  return dispatch.cached_executable(key, lambda: dispatch.compile_jaxpr(
-      pe.convert_constvars_jaxpr(jaxpr)[0], device, f"jit_{name}"))
-
-
-def _run_spmd_jaxpr(jaxpr: core.ClosedJaxpr, name: str, args):
-  """A nested jit's jaxpr run eagerly as one program over the mesh its arguments (or its
-  own equations) name."""
-  in_shardings = tuple(spmd.in_shardings_of(args, name))
-
-  def build():
-    mesh = spmd.mesh_of(args, name) or spmd.program_mesh(jaxpr.jaxpr)
-    return spmd.compile_spmd(jaxpr, mesh, in_shardings, [None] * len(jaxpr.out_avals),
-                             f"jit_{name}")
-  key = ("jit-spmd", jaxpr_keys.structure_key(jaxpr), in_shardings)
-  return dispatch.cached_executable(key, build).run(list(args))
-
-
-jit_p = core.Primitive("jit", multiple_results=True)
-jit_p.def_impl(_jit_impl)
-
-
-@jit_p.def_abstract_eval
-def _jit_abstract_eval(*avals, jaxpr, **_):
-  return jaxpr.out_avals
-
-
-@jit_p.def_lowering
-def _jit_lowering(ctx, *args, jaxpr, name, **_):
-  return ctx.call(jaxpr, name, args)
-
-
-def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, inline, keep_unused):
-  from xjax._src.interpreters import ad
-  nonzeros = [type(t) is not ad.Zero for t in tangents]
-  jvp_jaxpr, out_nonzeros = _jvp_jaxpr_cached(jaxpr, tuple(nonzeros))
-  nz_tangents = [t for t, nz in zip(tangents, nonzeros) if nz]
-  n = len(primals) + len(nz_tangents)
-  outs = jit_p.bind(*primals, *nz_tangents, jaxpr=jvp_jaxpr, name=name,
-                    donated_invars=(False,) * n, inline=inline, keep_unused=keep_unused)
-  n_out = len(jaxpr.out_avals)
-  # As in JAX, an output no nonzero input tangent reaches gets a symbolic zero tangent.
-  nz_out = iter(outs[n_out:])
-  return outs[:n_out], [next(nz_out) if nz else ad.Zero(aval.to_tangent_aval())
-                        for nz, aval in zip(out_nonzeros, jaxpr.out_avals)]
-
-
-_jvp_jaxprs = executable_cache.DerivedCache("jit jvp jaxprs")
-
-
-def _jvp_jaxpr_cached(jaxpr, nonzeros):
-  """The jvp of `jaxpr` for input tangents `nonzeros` (a bool each): a jaxpr from (primals,
-  nonzero tangents) to (primals, nonzero output tangents), and a bool per output saying
-  whether its tangent is among them (JAX's `jvp_jaxpr(..., instantiate=False)`)."""
-  from xjax._src.interpreters import ad
-
-  def build():
-    closed = _discharge_internal_refs(jaxpr)
-    return ad.jvp_jaxpr_nonzeros(closed, nonzeros, [False] * len(closed.out_avals))
-  return _jvp_jaxprs.get_or_build(jaxpr, nonzeros, build)
-
-
-def _closed_over_refs_last(jaxpr, n_consts: int, args):
-  """The jit jaxpr and operands with the closed-over refs moved after the arguments
-  (where JAX passes them)."""
-  invars = jaxpr.jaxpr.invars
-  is_ref = [i < n_consts and state_types.is_ref_aval(v.aval) for i, v in enumerate(invars)]
-  order = ([i for i, r in enumerate(is_ref) if not r]
-           + [i for i, r in enumerate(is_ref) if r])
-  moved = jaxpr.jaxpr.replace(invars=[invars[i] for i in order])
-  return core.ClosedJaxpr(moved, jaxpr.consts), [args[i] for i in order]
-
-
-def _discharge_internal_refs(jaxpr):
-  """`jaxpr` without state when it only uses refs it makes (differentiated as a pure function)."""
-  if not state_types.uses_state(jaxpr.jaxpr):
-    return jaxpr
-  return discharge.discharge_internal_refs(jaxpr)
-
-
-def _jit_partial_eval(trace, args, unknowns, *, jaxpr, name, donated_invars, inline,
-                      keep_unused):
-  # As JAX's: the known call returns no value it only forwards, and the staged (unknown)
-  # call takes only the residuals and unknown inputs its jaxpr reads.
-  def build():
-    known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr(jaxpr, unknowns)
-    return (*_forwarded_outputs(known, num_res), *_unread_inputs_dropped(unknown),
-            out_unknowns, num_res)
-  known, sources, unknown, read, out_unknowns, num_res = _partial_eval_jaxprs.get_or_build(
-      jaxpr, tuple(unknowns), build)
-  known_args = [a for a, u in zip(args, unknowns) if not u]
-  with core.set_current_trace(trace.parent_trace):
-    returned = jit_p.bind(*known_args, jaxpr=known, name=name,
-                          donated_invars=(False,) * len(known_args), inline=inline,
-                          keep_unused=keep_unused)
-  # Put back what the known call forwards (outputs first: residuals may name them).
-  known_outs = [returned[i] if kind == "ret" else None for kind, i in sources]
-  known_outs = [known_outs[i] if kind == "out" else x
-                for (kind, i), x in zip(sources, known_outs)]
-  known_outs = [known_args[i] if kind == "in" else known.consts[i] if kind == "const" else x
-                for (kind, i), x in zip(sources, known_outs)]
-  n_known = len(known_outs) - num_res
-  unknown_args = [a for a, u in zip(args, unknowns) if u]
-  staged_args = [a for a, r in zip([*known_outs[n_known:], *unknown_args], read) if r]
-  unknown_outs = trace.stage(jit_p, staged_args, dict(
-      jaxpr=unknown, name=name, donated_invars=(False,) * len(staged_args), inline=inline,
-      keep_unused=keep_unused))
-  known_iter, unknown_iter = iter(known_outs[:n_known]), iter(unknown_outs)
-  return [next(unknown_iter) if u else next(known_iter) for u in out_unknowns]
-
-
-_partial_eval_jaxprs = executable_cache.DerivedCache("jit partial-eval jaxprs")
-
-
-def _forwarded_outputs(known: core.ClosedJaxpr, num_res: int):
-  """`known` without the outputs it only forwards: its inputs and constants, and
-  residuals that are also primal outputs.
-
-  Returns the pruned jaxpr and, per original output, where its value comes from:
-  ("ret", i) the i-th output of the pruned call, ("in", i) the i-th input, ("const", i)
-  the i-th constant, ("out", j) the value of original output j.
+  A call of the same flags, tree node, statics and leaves' avals (by identity) reuses
+  `entry` without building and hashing a key. A `simple` memo also serves a call from its
+  arguments alone, before statics are split and leaves flattened: each argument must be an
+  uncommitted Array of the remembered aval on `device`, or the remembered Python scalar.
+  Attributes are read by name (a slot read costs what a tuple index does).
   """
-  jaxpr = known.jaxpr
-  invars = {v: i for i, v in enumerate(jaxpr.invars)}
-  constvars = {v: i for i, v in enumerate(jaxpr.constvars)}
-  n_primal = len(jaxpr.outvars) - num_res
-  kept_primal: dict = {}
-  sources, kept = [], []
-  for j, v in enumerate(jaxpr.outvars):
-    if type(v) is core.Var and v in invars:
-      sources.append(("in", invars[v]))
-    elif type(v) is core.Var and v in constvars:
-      sources.append(("const", constvars[v]))
-    elif j >= n_primal and type(v) is core.Var and v in kept_primal:
-      sources.append(("out", kept_primal[v]))
-    else:
-      if j < n_primal and type(v) is core.Var:
-        kept_primal.setdefault(v, j)
-      sources.append(("ret", len(kept)))
-      kept.append(v)
-  if len(kept) == len(jaxpr.outvars):
-    return known, sources
-  return core.ClosedJaxpr(jaxpr.replace(outvars=kept), known.consts), sources
+  __slots__ = ("avals", "device", "flags_key", "entry", "root", "committed", "simple",
+               "statics", "kwargs", "scalars")
 
-
-def _unread_inputs_dropped(closed: core.ClosedJaxpr):
-  """`closed` without its dead equations and the inputs it then never reads (as JAX's
-  dead-code elimination of a linear jaxpr leaves a jit), and one bool per input: whether
-  kept."""
-  jaxpr, kept = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
-  if all(kept) and len(jaxpr.eqns) == len(closed.jaxpr.eqns):
-    return closed, tuple(kept)
-  return core.ClosedJaxpr(jaxpr, closed.consts), tuple(kept)
-
-
-def _jit_transpose(cts, *args, jaxpr, name, donated_invars, inline, keep_unused):
-  """One `jit` equation of the transposed jaxpr, as JAX's: it takes the defined operands
-  (residuals) and the nonzero cotangents it reads, and returns the nonzero cotangents of
-  the linear operands."""
-  from xjax._src import dtypes
-  from xjax._src.interpreters import ad
-  linear = tuple(ad.is_undefined_primal(a) for a in args)
-  residuals = [a for a, lin in zip(args, linear) if not lin]
-  # float0 cotangents (of integer outputs) carry nothing: taken as zeros.
-  cts = [ad.Zero(core.get_aval(ct)) if type(ct) is not ad.Zero
-         and core.get_aval(ct).dtype == dtypes.float0 else ct for ct in cts]
-  nz_cts = [ct for ct in cts if type(ct) is not ad.Zero]
-  in_avals = tuple(core.get_aval(x) for x in (*residuals, *nz_cts))
-  lin_avals = tuple(a.aval for a in args if ad.is_undefined_primal(a))
-  ct_nonzero = tuple(type(ct) is not ad.Zero for ct in cts)
-  transposed, read, out_nonzero = _transposed_jaxprs.get_or_build(
-      jaxpr, (linear, ct_nonzero, in_avals, lin_avals),
-      lambda: _transpose_jaxpr(jaxpr, linear, ct_nonzero, in_avals, lin_avals))
-  operands = [x for x, r in zip((*residuals, *nz_cts), read) if r]
-  outs = iter(jit_p.bind(*operands, jaxpr=transposed, name=name,
-                         donated_invars=(False,) * len(operands), inline=inline,
-                         keep_unused=keep_unused))
-  lin_cts = iter([next(outs) if nz else ad.Zero(a.to_tangent_aval())
-                  for a, nz in zip(lin_avals, out_nonzero)])
-  return [next(lin_cts) if lin else None for lin in linear]
-
-
-_transposed_jaxprs = executable_cache.DerivedCache("jit transposed jaxprs")
-
-
-def _transpose_jaxpr(jaxpr, linear, ct_nonzero, in_avals, lin_avals):
-  """The jaxpr from (residuals..., nonzero cotangents...) to the nonzero cotangents of the
-  linear inputs of `jaxpr`, less the inputs it does not read (as JAX prunes the linear
-  jaxpr before transposing it); also which inputs it reads and which cotangents are
-  nonzero."""
-  from xjax._src import dtypes
-  from xjax._src.interpreters import ad
-  n_res = linear.count(False)
-  out_nonzero = []
-
-  def transposed(*ins):
-    res, lin, nz_cts = iter(ins[:n_res]), iter(lin_avals), iter(ins[n_res:])
-    primals = [ad.UndefinedPrimal(next(lin)) if l else next(res) for l in linear]
-    cts = [next(nz_cts) if nz else ad.Zero(a.to_tangent_aval())
-           for a, nz in zip(jaxpr.out_avals, ct_nonzero)]
-    cts_in = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, primals, cts)
-    lin_cts = [None if type(ct) is ad.Zero or core.get_aval(ct).dtype == dtypes.float0
-               else ct for ct, l in zip(cts_in, linear) if l]
-    out_nonzero.extend(ct is not None for ct in lin_cts)
-    return [ct for ct in lin_cts if ct is not None]
-
-  closed, read = _unread_inputs_dropped(pe.trace_to_jaxpr(transposed, list(in_avals)))
-  return closed, read, tuple(out_nonzero)
-
-
-def _jit_batch(axis_data, args, dims, *, jaxpr, **params):
-  # The inner jaxpr sees the batch axes where they are; its outputs keep theirs.
-  batched, out_dims = batching.batch_jaxpr_axes(jaxpr, axis_data, tuple(dims))
-  return jit_p.bind(*args, jaxpr=batched, **params), list(out_dims)
-
-
-jit_p.def_jvp(_jit_jvp)
-jit_p.def_partial_eval(_jit_partial_eval)
-jit_p.def_transpose(_jit_transpose)
-jit_p.def_batch(_jit_batch)
-
-
-def _jit_pp_eqn(eqn, context):
-  params = dict(eqn.params)
-  jaxpr = params["jaxpr"].jaxpr
-  if jaxpr not in context.shared_jaxprs:
-    context.suggest_same_var_names(jaxpr.invars, eqn.invars)
-    context.suggest_same_var_names(jaxpr.outvars, eqn.outvars)
-  shown = {"name": params.pop("name")}
-  del params["inline"]
-  if not any(params["donated_invars"]):
-    del params["donated_invars"]
-  if not params["keep_unused"]:
-    del params["keep_unused"]
-  shown.update(sorted(params.items()))
-  return core.pp_eqn_with_params(eqn, context, shown)
-
-
-jit_p.pp_eqn = _jit_pp_eqn
-
-
-@discharge.register_rule(jit_p)
-def _jit_discharge(ref_ids, in_avals, args, *, jaxpr, donated_invars, **params):
-  disch, consts = discharge.consts_as_args(discharge.discharged_closed(jaxpr))
-  outs = jit_p.bind(*consts, *args, jaxpr=disch,
-                    donated_invars=(False,) * len(consts) + tuple(donated_invars), **params)
-  n = len(jaxpr.out_avals)
-  finals = iter(outs[n:])
-  return [next(finals) if r is not None else None for r in ref_ids], outs[:n]
-
-
-# ----------------------------------------------------------------------------
-# The jitted function object
-
-
-class _CacheEntry:
-  __slots__ = ("executable", "out_tree", "donate_mask", "jaxpr", "by_leaves", "_fast")
-
-  def __init__(self, executable, out_tree, donate_mask, jaxpr, by_leaves=False):
-    self.executable = executable
-    self.out_tree = out_tree
-    self.donate_mask = donate_mask
-    self.jaxpr = jaxpr
-    # An SPMD executable (the jaxpr names a mesh) takes the argument leaves themselves.
-    self.by_leaves = by_leaves
-    self._fast = None
-
-  def run_uncommitted(self, buffers):
-    """The outputs (as the function returns them) for uncommitted argument buffers."""
-    fast = self._fast
-    if fast is None:
-      fast = self._fast = _fast_runner(self)
-    if fast is not False:
-      try:
-        return fast(buffers)
-      except Exception:  # noqa: BLE001  (e.g. a deleted argument: the full path says so)
-        pass
-    return self.out_tree.unflatten(self.executable.run(buffers, False))
-
-
-def _runs_on_buffers_alone(exe) -> bool:
-  """Whether `exe` is a pure one-device program without constants, tokens or float0 outputs:
-  it then runs on its arguments' buffers alone (the fast paths' condition)."""
-  return (type(exe) is dispatch.Executable and not exe.const_buffers and not exe._has_tokens
-          and not exe._has_float0 and exe._execute is backend.execute)
-
-
-def _fast_runner(entry):
-  """`entry`'s executable as one closure from argument buffers to the function's output,
-  for a pure program without constants or tokens (it may run again after an error: the
-  full path then reports it); False otherwise."""
-  exe = entry.executable
-  if not _runs_on_buffers_alone(exe):
-    return False
-  execute = backend.runner(exe.xla_executable, exe._handlers[False])
-  device, avals = exe.device, exe.out_avals
-  if tree_util.treedef_is_strict_leaf(entry.out_tree):
-    aval, = avals
-
-    def run_one(buffers):
-      return Array(execute(buffers)[0], aval, device, False)
-    return run_one
-  unflatten = entry.out_tree.unflatten
-
-  def run(buffers):
-    return unflatten([Array(b, a, device, False) for b, a in zip(execute(buffers), avals)])
-  return run
-
-
-_MISS = object()
-
-# `_fast_call`'s checks unrolled for one structure of arguments (a loop over the leaves
-# costs about as much as the rest of the call): containers are matched by exact type and
-# length, dicts by their keys (parameters k0, k1, ...), and leaf i must be an uncommitted
-# Array of aval `a{i}` on `device`. One output is made here; several go through `finish`.
-_FAST_CALL_TEMPLATE = """
-def fast_call(args):
-  if (len(args) != {n_args} or config.epoch != epoch or trace_ctx.trace is not eval_trace
-      or get_ident() != thread):
-    return _MISS
-  try:
-{access}
-  except (KeyError, IndexError):
-    return _MISS
-  if {checks}:
-    return _MISS
-  cache.hits += 1
-  try:
-    outs = execute([{buffers}])
-  except Exception:  # e.g. a deleted argument: the full path reports it
-    return _MISS
-  return {result}
-"""
-# Generated fast-call makers by (argument structure, single output).
-_fast_call_makers = executable_cache.LRUCache("jit fast-call makers", 1024)
-# Leaves beyond which a call takes the general path (generated code grows with them).
-_FAST_CALL_MAX_LEAVES = 256
-
-
-def _access_code(node, expr: str, lines: list, keys: list, n_leaves: list) -> bool:
-  """Appends to `lines` the statements that bind the leaves of `expr` (of structure `node`)
-  to x0, x1, ... in flattening order, returning _MISS when the value differs in structure;
-  False where a node is not a tuple, list, dict, None or leaf (the general path serves it)."""
-  if node is tree_util._LEAF:
-    lines.append(f"x{n_leaves[0]} = {expr}")
-    n_leaves[0] += 1
-    return True
-  kind, aux, children = node
-  if kind is type(None):
-    lines.append(f"if {expr} is not None: return _MISS")
-    return True
-  if kind not in (tuple, list, dict):
-    return False
-  var = f"t{len(lines)}"
-  lines.append(f"{var} = {expr}")
-  lines.append(f"if type({var}) is not {kind.__name__} or len({var}) != {len(children)}: "
-               "return _MISS")
-  for i, child in enumerate(children):
-    if kind is dict:
-      keys.append(aux[i])
-      item = f"{var}[k{len(keys) - 1}]"
-    else:
-      item = f"{var}[{i}]"
-    if not _access_code(child, item, lines, keys, n_leaves):
-      return False
-  return True
-
-
-def _fast_call(cache, entry, args_node, avals, device):
-  """The function of a call's positional arguments that runs `entry` again when they have
-  the structure `args_node` (their tuple's node) with uncommitted Array leaves of `avals` on
-  `device`, in this thread, under the flags and trace of now (else it returns `_MISS`): jit's
-  fastest path, under 1 us above the executable's own dispatch for a few arguments. None
-  where `entry` needs more than its arguments' buffers, or the structure has other nodes."""
-  exe = entry.executable
-  if not _runs_on_buffers_alone(exe):
-    return None
-  one = tree_util.treedef_is_strict_leaf(entry.out_tree)
-  maker = _fast_call_makers.get((args_node, one))
-  if maker is None:
-    # The positional arguments' tuple is unpacked; containers among them are matched below.
-    lines, keys, n_leaves, names = [], [], [0], []
-    for i, child in enumerate(args_node[2]):
-      names.append(f"u{i}")
-      if not _access_code(child, f"u{i}", lines, keys, n_leaves):
-        return None
-      if child is tree_util._LEAF:
-        names[-1] = lines.pop()[:-len(f" = u{i}")]
-    lines.insert(0, ", ".join(names) + ", = args")
-    if n_leaves[0] != len(avals):
-      return None
-    n = n_leaves[0]
-    checks = " or ".join(f"type(x{i}) is not Array or x{i}.aval is not a{i} or x{i}._committed "
-                         f"or x{i}._device is not device" for i in range(n))
-    code = _FAST_CALL_TEMPLATE.format(
-        n_args=len(args_node[2]), access=textwrap.indent("\n".join(lines), "    "),
-        checks=checks,
-        buffers=", ".join(f"x{i}._buf" for i in range(n)),
-        result="Array(outs[0], out_aval, device, False)" if one else "finish(outs)")
-    params = ", ".join(["cache", "execute", "finish", "out_aval", "device", "epoch", "thread",
-                        *(f"a{i}" for i in range(n)), *(f"k{i}" for i in range(len(keys)))])
-    namespace = dict(config=config, trace_ctx=core.trace_ctx, eval_trace=core.eval_trace,
-                     get_ident=threading.get_ident, Array=Array, _MISS=_MISS)
-    exec(f"def make({params}):\n" + textwrap.indent(code, "  ") + "  return fast_call\n",
-         namespace)
-    maker = _fast_call_makers.put((args_node, one), (namespace["make"], tuple(keys)))
-  execute = backend.runner(exe.xla_executable, exe._handlers[False])
-  out_avals, unflatten = exe.out_avals, entry.out_tree.unflatten
-  finish = lambda outs: unflatten([Array(b, a, device, False) for b, a in zip(outs, out_avals)])
-  make, keys = maker
-  return make(cache, execute, finish, out_avals[0] if one else None, device, config.epoch,
-              threading.get_ident(), *avals, *keys)
-
-
-_function_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-# Executables kept per jitted function (as JAX's jit cache, bounded: each holds
-# memory mappings, and a loop over ever new shapes must not exhaust them).
-_CACHE_SIZE = 4096
-
-CacheInfo = collections.namedtuple("CacheInfo", "hits misses maxsize currsize last_miss")
-CacheInfo.__doc__ = """A jitted function's cache statistics (`PjitFunction.cache_info`):
-calls served from the cache, calls that compiled, the bound, the entries held, and why the
-last miss missed."""
-
-
-class _ExecutableCache(executable_cache.LRUCache):
-  """A jitted function's executables by call signature: an `LRUCache` of at most
-  `_CACHE_SIZE` entries (an evicted executable is freed once nothing else holds it), with
-  the reason of the last miss and the memos of jit's fast paths."""
-  __slots__ = ("last_miss", "memo", "fast_call")
-
-  def __init__(self):
-    super().__init__("jit signatures", _CACHE_SIZE)
-    self.last_miss = None
-    # The last call's signature: (avals, device, flags key, entry, tree node, committed,
-    # simple, statics, plain kwargs, scalars). A call with the same flags, tree, statics
-    # and leaves' avals (by identity) reuses its entry without hashing a key; when
-    # `simple` (positional uncommitted Arrays on the default device or Python scalars,
-    # matched by type and value with their buffers in `scalars`; keyword arguments all
-    # plain values that are static or None) it also skips splitting and flattening.
-    self.memo = None
-    # After a call of uncommitted Arrays in positional arguments (tuples, lists and dicts of
-    # them included): `_fast_call`'s function of the positional arguments, giving the
-    # outputs or `_MISS` (then the paths below run).
-    self.fast_call = None
-
-  def lookup(self, key, statics, build):
-    """The entry under `key` (made most recently used), else `build()` added there."""
-    entry = _lookup(self, key, statics)
-    if entry is None:
-      return self.add(key, build)
-    return entry
-
-  def add(self, key, build):
-    """After a miss: records why it missed, builds the entry and stores it."""
-    self.last_miss = _miss_reason(key, self.most_recent_key())
-    return self.put(key, build())
-
-  def clear(self):
-    super().clear()
-    self.last_miss = None
-    self.memo = None
-    self.fast_call = None
-
-
-_KEY_FIELDS = ("the argument structure (pytree)", "the argument shapes or dtypes",
-               "the static arguments", "the device", "the configuration flags")
-_SPMD_KEY_FIELDS = ("the argument structure (pytree)", "the argument shapes or dtypes",
-                    "the static arguments", "the argument shardings",
-                    "the configuration flags")
-
-
-def _miss_reason(key, previous) -> str:
-  """Why `key` missed, compared with the most recently used key."""
-  try:
-    return _compare_keys(key, previous)
-  except Exception:  # noqa: BLE001  (a static argument whose __eq__ raises)
-    return "the arguments differ from the last call's"
-
-
-def _compare_keys(key, previous) -> str:
-  if previous is None:
-    return "first call: nothing compiled yet"
-  spmd_key, spmd_previous = key[0] == "spmd", previous[0] == "spmd"
-  if spmd_key != spmd_previous:
-    return ("the arguments span several devices now" if spmd_key
-            else "the arguments are on one device now")
-  fields = _SPMD_KEY_FIELDS if spmd_key else _KEY_FIELDS
-  new, old = key[spmd_key:], previous[spmd_key:]
-  changed = [name for name, a, b in zip(fields, new, old) if a != b]
-  if fields[1] in changed and len(new[1]) == len(old[1]):
-    diffs = [f"leaf {i}: {b.str_short(True)} -> {a.str_short(True)}"
-             for i, (a, b) in enumerate(zip(new[1], old[1])) if a != b]
-    changed[changed.index(fields[1])] += " (" + ", ".join(diffs[:3]) + (
-        ", ..." if len(diffs) > 3 else "") + ")"
-  return "changed since the last call: " + "; ".join(changed) if changed else (
-      "an entry evicted or cleared before")
-
-
-def _caches_for(fun, options) -> tuple:
-  """The (executable, jaxpr, converted-jaxpr) caches shared by every jit of `fun` with `options`."""
-  try:
-    per_fun = _function_caches.setdefault(fun, {})
-  except TypeError:  # not weakly referenceable: caches live with this wrapper
-    per_fun = {}
-  caches = per_fun.get(options)
-  if caches is None:
-    caches = per_fun[options] = (_ExecutableCache(),
-                                 executable_cache.LRUCache("jit traces", _CACHE_SIZE),
-                                 weakref.WeakKeyDictionary())
-  return caches
+  def __init__(self, avals, device, flags_key, entry, root, committed, simple, statics,
+               kwargs, scalars):
+    # The leaves' avals, a tuple in flattening order: matched by identity, one C call for
+    # all (an executable's outputs share its out avals, so a loop feeding them back
+    # matches; a new but equal aval only costs the keyed lookup).
+    self.avals = avals
+    # The device the entry runs on. A simple memo's arguments were uncommitted, so it was
+    # the default device then and must be now (`jax.default_device` is no trace context:
+    # the flags key does not show it).
+    self.device = device
+    # `config.dispatch_state()`'s interned key of the flags that change programs, matched
+    # by identity: a flag flipped since means another program (the cache key holds it).
+    self.flags_key = flags_key
+    # The `_CacheEntry` the call ran: what a matching call runs.
+    self.entry = entry
+    # The bare tree node of (dynamic args, dynamic kwargs), matched by `==` (at C speed):
+    # the argument structure is part of the cache key.
+    self.root = root
+    # Whether the arguments were committed to `device` (outputs are committed likewise):
+    # only a call of the same commitment matches.
+    self.committed = committed
+    # Whether the call had only positional uncommitted Arrays and matchable Python scalars
+    # (`_memo_scalar`), keyword arguments of plain values (`_PLAIN_TYPES`: statics or None),
+    # no donation and no NaN checks: then the first tier matches `args` directly.
+    self.simple = simple
+    # The static arguments, (position or name, type, value) triples (`_split`): part of
+    # the cache key, compared with `_same_statics`.
+    self.statics = statics
+    # A copy of the keyword arguments (None without any): the first tier compares them by
+    # type and value (`_same_plain_kwargs`), as it neither splits nor flattens them.
+    self.kwargs = kwargs
+    # A simple memo's per positional argument: None for an Array, else the scalar's (type,
+    # value, buffer), so the same scalar again reuses its buffer; () when not simple.
+    self.scalars = scalars
 
 
 class PjitFunction:
@@ -795,15 +313,15 @@ class PjitFunction:
       memo = self._cache.memo
       # The memo's arguments are uncommitted, so it also needs the same default device
       # (`jax.default_device` is no trace context: the flags key does not show it).
-      if (memo is not None and memo[6] and memo[2] is flags_key
-          and len(args) == len(memo[0]) and core.trace_ctx.trace is core.eval_trace
-          and memo[1] is dispatch.default_device()
-          and (memo[8] is None if not kwargs else
-               memo[8] is not None and _same_plain_kwargs(kwargs, memo[8]))):
-        # The fastest path: the same signature as the last call (see _ExecutableCache).
-        device = memo[1]
+      if (not disabled and memo is not None and memo.simple and memo.flags_key is flags_key
+          and len(args) == len(memo.avals) and core.trace_ctx.trace is core.eval_trace
+          and memo.device is dispatch.default_device()
+          and (memo.kwargs is None if not kwargs else
+               memo.kwargs is not None and _same_plain_kwargs(kwargs, memo.kwargs))):
+        # The fastest path: the same signature as the last call (see _CallMemo).
+        device = memo.device
         buffers = []
-        for x, aval, scalar in zip(args, memo[0], memo[9]):
+        for x, aval, scalar in zip(args, memo.avals, memo.scalars):
           if type(x) is Array:
             if x.aval is not aval or x._committed or x._device is not device:
               break
@@ -814,7 +332,7 @@ class PjitFunction:
             break
         else:
           self._cache.hits += 1
-          return memo[3].run_uncommitted(buffers)
+          return memo.entry.run_uncommitted(buffers)
       if disabled or (self._inline_fast and core.trace_ctx.trace is not core.eval_trace):
         # Inlined under a trace: the function's equations join the enclosing jaxpr.
         return self._fun(*args, **kwargs)
@@ -845,13 +363,13 @@ class PjitFunction:
         return self._call_spmd(statics, dyn_args, dyn_kwargs, leaves, root, flags_key)
       avals = tuple(avals)
       cache = self._cache
-      if (memo is not None and memo[2] is flags_key and memo[1] is device
-          and memo[5] is committed and len(avals) == len(memo[0])
-          and all(map(operator.is_, avals, memo[0])) and root == memo[4]
-          and _same_statics(statics, memo[7])):
+      if (memo is not None and memo.flags_key is flags_key and memo.device is device
+          and memo.committed is committed and len(avals) == len(memo.avals)
+          and all(map(operator.is_, avals, memo.avals)) and root == memo.root
+          and _same_statics(statics, memo.statics)):
         # The last call's signature again (any pytree): no key to hash (hashing each aval
         # is a Python call; comparing by identity is not).
-        entry = memo[3]
+        entry = memo.entry
         cache.hits += 1
       else:
         # The bare tree node, not a PyTreeDef: tuples hash and compare at C speed.
@@ -871,8 +389,8 @@ class PjitFunction:
                     and all(type(v) in _PLAIN_TYPES for v in kwargs.values()))
           scalars = tuple(None if type(x) is Array else (type(x), x, b)
                           for x, b in zip(args, buffers)) if simple else ()
-          cache.memo = (avals, device, flags_key, entry, root, committed, simple, statics,
-                        dict(kwargs) if kwargs else None, scalars)
+          cache.memo = _CallMemo(avals, device, flags_key, entry, root, committed, simple,
+                                 statics, dict(kwargs) if kwargs else None, scalars)
           if (not kwargs and not committed and not self._has_statics and not check_nans
               and entry.donate_mask is None and 0 < len(leaves) <= _FAST_CALL_MAX_LEAVES
               and all(type(x) is Array for x in leaves)):
@@ -1114,225 +632,10 @@ class PjitFunction:
     changed since the previous call, e.g. "the argument shapes or dtypes (leaf 0:
     f32[3] -> f32[4])".
     """
-    cache = self._cache
-    return CacheInfo(cache.hits, cache.misses, _CACHE_SIZE, len(cache), cache.last_miss)
+    return self._cache.info()
 
 
 traceback_util.register_boundary(PjitFunction.__call__.__code__)
-
-
-class Traced(stages.Stage):
-  """A function traced for one argument signature: the jaxpr, ready to lower.
-
-  `jaxpr` is the ClosedJaxpr, `out_info` the output ShapeDtypeStructs, `args_info` the
-  arguments' `ArgInfo`s; calling it evaluates the jaxpr; `lower()` gives the `Lowered`
-  stage. Mirrors `jax.stages.Traced`.
-  """
-
-  def __init__(self, jitted, jaxpr, in_tree, out_tree, donate_mask, spmd_module=None):
-    self._jitted = jitted
-    self.jaxpr = jaxpr
-    self.out_tree = out_tree
-    self.args_info = stages.make_args_info(in_tree, jaxpr.in_avals, donate_mask)
-    self._donate_mask = donate_mask
-    self._spmd_module = spmd_module
-
-  @property
-  def fun_name(self) -> str:
-    return self._jitted._name
-
-  @property
-  def out_avals(self):
-    """The output avals, as a pytree of the output's structure."""
-    return tree_util.tree_unflatten(self.out_tree, self.jaxpr.out_avals)
-
-  @property
-  def out_info(self):
-    return _shape_dtype_structs(self.out_tree, self.jaxpr.out_avals)
-
-  def __call__(self, *args, **kwargs):
-    """Evaluates the traced jaxpr on arguments of the same structure (dynamic ones only).
-
-    Raises:
-      TypeError: the arguments' pytree structure differs from the traced one.
-    """
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-    if in_tree != self.in_tree:
-      raise TypeError(f"Traced function called with input pytree {in_tree}, but it was "
-                      f"traced for {self.in_tree}")
-    return tree_util.tree_unflatten(self.out_tree, core.jaxpr_as_fun(self.jaxpr)(*leaves))
-
-  def lower(self, *, lowering_platforms: tuple[str, ...] | None = None) -> Lowered:
-    """Lowers to StableHLO, giving the `Lowered` stage.
-
-    Raises:
-      ValueError: `lowering_platforms` names a platform other than the one present.
-    """
-    if lowering_platforms is not None and tuple(lowering_platforms) != (backend.platform(),):
-      raise ValueError(f"lowering_platforms={lowering_platforms!r}: xjax lowers only for the "
-                       f"platform present, ({backend.platform()!r},)")
-    name = f"jit({self._jitted._name})"
-    with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, name):
-      text, callbacks = self._jitted._lower(self.jaxpr, self._donate_mask, self._spmd_module)
-    return Lowered(self, text, callbacks)
-
-
-class Lowered(stages.Stage):
-  """A lowered jit computation: `as_text()` is its StableHLO, `compile()` compiles it.
-
-  Mirrors `jax.stages.Lowered`.
-  """
-
-  def __init__(self, traced: Traced, text: str, host_callbacks=()):
-    self._traced = traced
-    self._text = text
-    self._host_callbacks = host_callbacks
-    self.args_info = traced.args_info
-    self.out_tree = traced.out_tree
-
-  @property
-  def out_info(self):
-    return self._traced.out_info
-
-  def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
-    """The module as text: StableHLO (default, or dialect='stablehlo') or HLO (dialect='hlo').
-
-    Raises:
-      ValueError: an unknown dialect.
-      NotImplementedError: debug_info=True (xjax's modules carry no source locations yet).
-    """
-    if debug_info:
-      raise NotImplementedError("Lowered.as_text(debug_info=True) is not implemented in xjax "
-                                "yet: its modules carry no source locations.")
-    if dialect == "hlo":
-      return backend.hlo_text(self._text)
-    return self.compiler_ir(dialect)
-
-  def compiler_ir(self, dialect: str | None = None):
-    """The module: its StableHLO text (default, or dialect='stablehlo'), or for
-    dialect='hlo' jaxlib's XlaComputation (``as_hlo_text()``, ...), as JAX gives.
-
-    Raises:
-      ValueError: an unknown dialect.
-    """
-    if dialect in (None, "stablehlo"):
-      return self._text
-    if dialect == "hlo":
-      return backend.hlo_computation(self._text)
-    raise ValueError(f"Unknown dialect {dialect!r}: use 'stablehlo' or 'hlo'.")
-
-  def cost_analysis(self):
-    """XLA's cost estimate of the unoptimized program (flops, bytes accessed, ...), or None
-    where unavailable (JAX's analysis of the lowering; xjax compiles to get one)."""
-    try:
-      return self.compile().cost_analysis()
-    except NotImplementedError:
-      return None
-
-  def compile(self, compiler_options: stages.CompilerOptions | None = None, *,
-              device_assignment=None) -> Compiled:
-    """Compiles the module with XLA, giving the `Compiled` stage.
-
-    Args:
-      compiler_options: XLA options (name -> value) added to the jit's own
-        ``compiler_options`` (these win where both name one option).
-      device_assignment: the devices to compile for: a tuple of one device (the jit's
-        device or the default one if None).
-
-    Raises:
-      ValueError: a `device_assignment` of several devices for a one-device program.
-    """
-    options = self._traced._jitted._compiler_options
-    if compiler_options:
-      options = tuple(sorted({**dict(options), **dict(compiler_options)}.items()))
-    name = f"jit({self._traced._jitted._name})"
-    module = self._traced._spmd_module
-    closed = self._traced.jaxpr
-    if module is not None:
-      exe = backend.compile_module(self._text, module.mesh._flat_devices_tuple,
-                                   self._host_callbacks, compiler_options=options,
-                                   fun_name=name)
-      return Compiled(spmd.ShardedExecutable(exe, closed, module.mesh, self._text,
-                                             len(closed.consts), closed.consts), self._traced)
-    device = self._traced._jitted._device or dispatch.default_device()
-    if device_assignment is not None:
-      if len(device_assignment) != 1:
-        raise ValueError(f"device_assignment={device_assignment!r}: this program runs on one "
-                         f"device; pass a tuple of one device")
-      device = device_assignment[0]
-    exe = backend.compile_module(self._text, device, self._host_callbacks,
-                                 compiler_options=options, fun_name=name)
-    consts = [dispatch.to_buffer(c, device) for c in closed.consts]
-    return Compiled(dispatch.Executable(exe, closed, device, consts, self._text),
-                    self._traced)
-
-
-class Compiled(stages.Stage):
-  """A compiled jit computation, callable on arguments of the lowered signature.
-
-  Mirrors `jax.stages.Compiled`.
-  """
-
-  def __init__(self, executable, traced: Traced):
-    self._executable = executable
-    self._traced = traced
-    self.args_info = traced.args_info
-    self.out_tree = traced.out_tree
-
-  @property
-  def out_info(self):
-    return self._traced.out_info
-
-  def as_text(self) -> str:
-    """The optimized HLO of the executable."""
-    return self._executable.xla_executable.hlo_modules()[0].to_string()
-
-  def cost_analysis(self):
-    """XLA's cost estimate of the executable (a dict: flops, bytes accessed, ...)."""
-    return self._executable.xla_executable.cost_analysis()
-
-  def memory_analysis(self):
-    """XLA's memory estimate of the executable (argument, output, temporary sizes in
-    bytes, ...), or None where the backend gives none."""
-    try:
-      return self._executable.xla_executable.get_compiled_memory_stats()
-    except (NotImplementedError, AttributeError):
-      return None
-
-  def runtime_executable(self):
-    """The underlying XLA loaded executable (for debugging; no stable API)."""
-    return self._executable.xla_executable
-
-  def __call__(self, *args, **kwargs):
-    jitted = self._traced._jitted
-    dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
-    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-    if in_tree != self.in_tree:
-      raise TypeError(f"Function compiled with input pytree does not match the input "
-                      f"pytree it was called with: expected {self.in_tree}, got {in_tree}")
-    avals = tuple(core.get_aval(x) for x in leaves)
-    expected = tuple(self._traced.jaxpr.in_avals)
-    if tuple(a.strip_weak_type() for a in avals) != tuple(a.strip_weak_type() for a in expected):
-      raise TypeError(
-          "Argument types differ from the types for which this computation was compiled. "
-          f"Expected {[a.str_short() for a in expected]}, got {[a.str_short() for a in avals]}")
-    mask = self._traced._donate_mask
-    if isinstance(self._executable, spmd.ShardedExecutable):
-      outs = self._executable.run(leaves)
-    else:
-      device = self._executable.device
-      outs = self._executable.run(
-          [dispatch.to_buffer(x, device, donated=mask is not None and mask[i])
-           for i, x in enumerate(leaves)], False)
-    if mask is not None:
-      _mark_donated(leaves, mask)
-    return tree_util.tree_unflatten(self.out_tree, outs)
-
-
-def _shape_dtype_structs(out_tree, avals):
-  from xjax._src.shape_dtype_struct import ShapeDtypeStruct
-  return tree_util.tree_unflatten(
-      out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals])
 
 
 _MISSING = object()
@@ -1373,29 +676,6 @@ def _same_statics(a: tuple, b: tuple) -> bool:
 
 def _static_name(static) -> str:
   return static[0]
-
-
-def _lookup(cache: dict, key, statics):
-  """`cache.get(key)`, with JAX's errors when hashing or comparing static arguments raises."""
-  try:
-    return cache.get(key)
-  except Exception as e:
-    if not statics:
-      raise
-    for _, _, v in statics:
-      try:
-        hash(v)
-      except TypeError as h:
-        raise ValueError(
-            "Non-hashable static arguments are not supported. An error occurred while trying "
-            f"to hash an object of type {type(v)}, {v}. The error was:\nTypeError: {h}\n"
-        ) from None
-    kind = next((t for _, t, _ in statics if "__eq__" in vars(t)), statics[0][1])
-    raise ValueError(
-        "static arguments should be comparable using __eq__.The following error was "
-        f"raised when comparing two objects of types {kind} and {kind}. The error was:\n"
-        + "".join(traceback.format_exception(e))) from None
-
 
 def _donation_aliases(closed: core.ClosedJaxpr, donate_mask) -> dict[int, int]:
   """Pairs each donated input with an unclaimed output of the same type; warns for the rest."""
@@ -1464,12 +744,6 @@ def _owned_buffers(leaves, buffers, mask, device) -> list:
   use of that value in the process."""
   return [dispatch.to_buffer(x, device, donated=True) if d and type(x) is not Array else b
           for x, b, d in zip(leaves, buffers, mask)]
-
-
-def _mark_donated(leaves, mask) -> None:
-  for x, donated in zip(leaves, mask):
-    if donated and type(x) is Array:
-      x.delete()
 
 
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
