@@ -68,8 +68,8 @@ class _CallMemo:
   def __init__(self, avals, device, flags_key, entry, root, committed, simple, statics,
                kwargs, scalars):
     # The leaves' avals, a tuple in flattening order: matched by identity, one C call for
-    # all (an executable's outputs share its out avals, so a loop feeding them back
-    # matches; a new but equal aval only costs the keyed lookup).
+    # all (avals are interned: equal avals are one object; an aval that is not, such as a
+    # subclass's, only costs the keyed lookup).
     self.avals = avals
     # The device the entry runs on. A simple memo's arguments were uncommitted, so it was
     # the default device then and must be now (`jax.default_device` is no trace context:
