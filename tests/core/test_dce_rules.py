@@ -1,4 +1,5 @@
-"""Dead-code elimination of custom_jvp_call, custom_vjp_call and remat2 (their `dce_rule`s).
+"""Dead-code elimination of jit, call, closed_call, custom_jvp_call, custom_vjp_call and remat2
+(their `dce_rule`s).
 
 For each primitive: `pe.dce_jaxpr` of a jaxpr whose call has outputs nothing
 uses prunes the equation (fewer outputs; for remat2 fewer operands too) and
@@ -299,3 +300,63 @@ def test_jit_transpose_prunes_custom_call_in_a_bwd_rule(monkeypatch, helper, pri
   g = jax.grad(jax.jit(square))(X)
   assert (True, False) in seen
   np.testing.assert_allclose(g, np.sin(X), rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------
+# jit, call and closed_call: the called jaxpr pruned, unread operands dropped
+
+
+def _two_out(u, v):
+  return jnp.sin(u) * 2, jnp.cos(v) + u
+
+
+@pytest.mark.parametrize("used", [(True, False), (False, True)])
+def test_jit_prunes_its_jaxpr_operands_and_donations(used):
+  f = lambda x, y: jax.jit(_two_out, donate_argnums=(1,))(x, y)
+  eqn, run = _pruned(f, list(used), X, Y)
+  expect = [o for o, u in zip(_two_out(X, Y), used) if u]
+  np.testing.assert_allclose(run(X, Y), expect, rtol=1e-6)
+  assert len(eqn.params["jaxpr"].out_avals) == 1
+  assert len(eqn.invars) == len(eqn.params["donated_invars"]) == len(eqn.params["jaxpr"].in_avals)
+  if used == (True, False):  # only x is read: y, the donated operand, is dropped with its flag
+    assert eqn.params["donated_invars"] == (False,)
+
+
+def test_jit_with_keep_unused_keeps_every_operand():
+  f = lambda x, y: jax.jit(_two_out, keep_unused=True)(x, y)
+  eqn, run = _pruned(f, [True, False], X, Y)
+  assert len(eqn.invars) == 2 and eqn.params["keep_unused"]
+  np.testing.assert_allclose(run(X, Y), [np.sin(X) * 2], rtol=1e-6)
+
+
+def test_jit_with_an_effect_stays_when_nothing_is_used():
+  def f(x):
+    def inner(u):
+      jax.debug.print("u={u}", u=u)
+      return u * 2
+    return jax.jit(inner)(x)
+  closed = jax.make_jaxpr(f)(X)
+  jaxpr, _ = pe.dce_jaxpr(closed.jaxpr, [False])
+  assert [e.primitive.name for e in jaxpr.eqns] == ["jit"]
+  unused = jax.make_jaxpr(lambda x: jax.jit(lambda u: u * 2)(x))(X)
+  assert pe.dce_jaxpr(unused.jaxpr, [False])[0].eqns == []
+
+
+@pytest.mark.parametrize("use_jit", [False, True])
+def test_derivatives_through_a_pruned_jit_are_unchanged(use_jit):
+  f = lambda x, y: jax.jit(_two_out)(x, y)[0] * 3
+  g = _maybe_jit(jax.grad(f, argnums=(0, 1)), use_jit)
+  np.testing.assert_allclose(g(X, Y), (6 * np.cos(X), 0.0), rtol=1e-6)
+  _, lin = jax.linearize(f, X, Y)
+  np.testing.assert_allclose(lin(1.0, 1.0), 6 * np.cos(X), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["call", "closed_call"])
+def test_call_primitives_prune_their_jaxpr(name):
+  callee = jax.make_jaxpr(_two_out)(X, Y)
+  prim = getattr(primitives, f"{name}_p")
+  jaxpr_param = callee if name == "closed_call" else callee.jaxpr
+  f = lambda x, y: prim.bind(x, y, call_jaxpr=jaxpr_param)
+  eqn, run = _pruned(f, [False, True], X, Y)
+  np.testing.assert_allclose(run(X, Y), [np.cos(Y) + X], rtol=1e-6)
+  assert type(eqn.params["call_jaxpr"]) is type(jaxpr_param)

@@ -105,3 +105,32 @@ def test_get_aval_of_python_scalars_and_bad_values():
     core.get_aval("abc")
   with pytest.raises(OverflowError, match="Python int 1099511627776 too large to convert to int32"):
     core.get_aval(2 ** 40)
+
+
+def _nested(x, y):
+  def body(c, a):
+    c = xjax.lax.cond(a > 0, lambda v: jnp.sin(v) * a, lambda v: v - a, c)
+    return c, c * 2
+  c, ys = xjax.lax.scan(body, x, y)
+  c = xjax.lax.fori_loop(0, 3, lambda i, v: v + i, c)
+  c = xjax.checkpoint(lambda v: jnp.cos(v) * v)(c)
+  return xjax.jit(lambda v, w: v + w.sum())(c, ys)
+
+
+def test_typecheck_accepts_jaxprs_inside_jaxprs():
+  closed = xjax.make_jaxpr(_nested)(1.0, jnp.arange(4.0))
+  core.typecheck_jaxpr(closed.jaxpr)
+  core.typecheck_jaxpr(xjax.make_jaxpr(xjax.grad(_nested))(1.0, jnp.arange(4.0)).jaxpr)
+
+
+def test_typecheck_recurses_into_the_jaxprs_of_params():
+  closed = xjax.make_jaxpr(_nested)(1.0, jnp.arange(4.0))
+  scan = next(e for e in closed.jaxpr.eqns if e.primitive.name == "scan")
+  body = scan.params["jaxpr"]
+  broken_body = body.jaxpr.replace(eqns=list(reversed(body.jaxpr.eqns)))
+  broken_scan = scan.replace(params={**scan.params,
+                                     "jaxpr": core.ClosedJaxpr(broken_body, body.consts)})
+  broken = closed.jaxpr.replace(
+      eqns=[broken_scan if e is scan else e for e in closed.jaxpr.eqns])
+  with pytest.raises(core.JaxprTypeError, match="used before definition"):
+    core.typecheck_jaxpr(broken)

@@ -15,6 +15,13 @@ Each primitive needs, unless `GAPS` names it with the reason:
 * `partial_eval`, when it is higher-order (its params carry jaxprs): without
   it the generic rule stages the whole equation, and the known part of its
   jaxpr would become unknown.
+* `dce_rule`, when it is higher-order: without it dead-code elimination keeps
+  or drops the whole equation, never the unused parts of its jaxpr;
+* `discharge`, when it is a state primitive (`ref_primitive`): it must have a
+  functional meaning before lowering.
+
+Every primitive declares these slots (and `ref_primitive`, `ref_allocating`)
+in `core.Primitive.__init__`, so no interpreter reads them with a default.
 
 A rule whose body only raises does not count as present. `impl` may stay
 None: eager evaluation is generic.
@@ -36,7 +43,8 @@ from xjax._src import core
 
 import specs
 
-RULE_SLOTS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "lowering", "partial_eval")
+RULE_SLOTS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "lowering", "partial_eval",
+              "dce_rule", "discharge")
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -144,6 +152,17 @@ GAPS = {
         "empty_ref": "no operands: no batch trace ever hands it a batched one",
         "cholesky_update": "JAX 0.10.2 has no batching rule for it either (rank-2 and rank-1 "
                            "operands only)",
+    },
+    "dce_rule": {
+        **dict.fromkeys(("reduce", "scatter", "scatter-add", "scatter-sub", "scatter-mul",
+                         "scatter-min", "scatter-max", "reduce_window", "select_and_scatter"),
+                        _COMBINER),
+        "while": "JAX 0.10.2 has no DCE rule for while either: every carry feeds the next "
+                 "iteration, so the loop stays whole",
+        "composite": "JAX 0.10.2 has no DCE rule for composite either: its decomposition is "
+                     "kept whole, as the custom call it names",
+        "shard_map": "not yet: JAX prunes the body and the in/out specs (_shard_map_dce); xjax "
+                     "keeps or drops the whole equation",
     },
     "partial_eval": {
         "reduce": _COMBINER,
@@ -335,6 +354,25 @@ def test_primitive_has_a_batching_rule(primitive):
 def test_higher_order_primitive_has_a_partial_eval_rule(primitive):
   if is_higher_order(primitive):
     _check_slot(primitive, "partial_eval", " (its params carry jaxprs)")
+
+
+@pytest.mark.parametrize("primitive", PRIMITIVES)
+def test_higher_order_primitive_has_a_dce_rule(primitive):
+  if is_higher_order(primitive):
+    _check_slot(primitive, "dce_rule", " (its params carry jaxprs)")
+
+
+@pytest.mark.parametrize("primitive", PRIMITIVES)
+def test_state_primitive_has_a_discharge_rule(primitive):
+  if primitive.ref_primitive:
+    _check_slot(primitive, "discharge", " (it is a state primitive)")
+
+
+def test_every_primitive_declares_the_rule_slots():
+  names = ("dce_rule", "discharge", "ref_primitive", "ref_allocating", *RULE_SLOTS)
+  undeclared = [p.name for p in ALL if not all(n in vars(p) for n in names)]
+  assert not undeclared, f"primitives not made by core.Primitive.__init__: {undeclared}"
+  assert {p.name for p in ALL if p.ref_primitive} >= {"get", "swap", "addupdate", "new_ref"}
 
 
 def test_gaps_are_current():

@@ -17,6 +17,7 @@ from __future__ import annotations
 from xjax._src import core
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
+from xjax._src.interpreters import partial_eval as pe
 
 
 def _closed(call_jaxpr) -> core.ClosedJaxpr:
@@ -71,6 +72,7 @@ def _define(prim: core.Primitive, name: str) -> None:
   prim.def_batch(batch)
   prim.def_lowering(lowering)
   prim.def_partial_eval(partial_eval)
+  prim.def_dce(pe.call_dce_rule("call_jaxpr"))
 
 
 closed_call_p = core.Primitive("closed_call", multiple_results=True)

@@ -463,6 +463,12 @@ class Primitive:
     self.is_effectful = False   # kept by dead-code elimination even with no effects
     self.effects = None         # (**params) -> frozenset of effects.Effect; None: none
     self.batch_always = False   # the batch rule runs even with no batched operand (collectives)
+    self.dce_rule = None        # (used_outputs, eqn) -> (used_inputs, new eqn or None), as JAX's
+                                # pe.dce_rules; None: the equation stays whole or goes whole
+    self.discharge = None       # (ref_ids, in_avals, args, **params) -> (new ref values, outs):
+                                # its meaning with refs as values (interpreters/discharge.py)
+    self.ref_primitive = False  # a state primitive: a jaxpr holding one uses state
+    self.ref_allocating = False  # makes refs: a jaxpr staged with one has its refs discharged
 
   def __repr__(self):
     return self.name
@@ -516,6 +522,14 @@ class Primitive:
 
   def def_pp_params(self, fn):
     self.pp_params = fn
+    return fn
+
+  def def_dce(self, fn):
+    self.dce_rule = fn
+    return fn
+
+  def def_discharge(self, fn):
+    self.discharge = fn
     return fn
 
 
@@ -977,8 +991,17 @@ class JaxprTypeError(TypeError):
   """A jaxpr is ill-typed (an internal error in a transformation)."""
 
 
-def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
-  """Checks that every variable is defined before use and every eqn's types follow its rule."""
+def typecheck_jaxpr(jaxpr: Jaxpr, _checked: set | None = None) -> None:
+  """Checks that every variable is defined before use and every eqn's types follow its rule,
+  in `jaxpr` and in every jaxpr its equations' params hold (each checked once).
+
+  Raises:
+    JaxprTypeError: naming the variable or the primitive at fault.
+  """
+  checked = set() if _checked is None else _checked
+  if id(jaxpr) in checked:
+    return
+  checked.add(id(jaxpr))
   defined: set = set()
 
   def check_read(v, where):
@@ -1001,6 +1024,8 @@ def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
         if v.aval != aval:
           raise JaxprTypeError(
               f"internal: {eqn.primitive.name} produced {aval} but its binder has {v.aval}")
+    for inner in jaxprs_in_params(eqn.params):
+      typecheck_jaxpr(inner, checked)
     defined.update(eqn.outvars)
   for v in jaxpr.outvars:
     check_read(v, "outvars")

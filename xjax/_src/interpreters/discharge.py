@@ -9,9 +9,13 @@ value. Higher-order equations with ref operands (jit, scan, while, cond)
 discharge their inner jaxprs and thread the ref values as extra inputs and
 outputs (loop carries).
 
-Each primitive's discharge rule sits next to the primitive (`register_rule`): the
-state primitives' in `state/primitives.py`, scan's, while's and cond's in their
-modules, jit's in `jit.py`. `dispatch.compile_with_refs` runs a discharged program
+A discharge rule ``rule(ref_ids, in_avals, args, **params) -> (new_ref_values, outs)``
+gets the operands with each ref replaced by its current value (``ref_ids[i]`` is the
+operand's variable when it is a ref, else None) and returns each ref's value after the
+equation (None where unchanged or not a ref) and the outputs. Each primitive's rule
+sits next to the primitive (``prim.def_discharge``): the state primitives' in
+`state/primitives.py`, scan's, while's and cond's in their modules, jit's in
+`jit_primitive.py`. `dispatch.compile_with_refs` runs a discharged program
 on `Ref` objects, so a jitted function mutates its Ref arguments in place.
 """
 from __future__ import annotations
@@ -34,9 +38,6 @@ def has_refs(closed: core.ClosedJaxpr) -> bool:
 # The discharging interpreter
 
 
-_discharge_rules: dict = {}
-
-
 def discharge_state(jaxpr: core.Jaxpr, consts) -> core.ClosedJaxpr:
   """The functional version of `jaxpr` (refs in and out as values; see module doc)."""
   assert not any(is_ref_aval(v.aval) for v in jaxpr.constvars), "internal: ref constvars"
@@ -55,8 +56,8 @@ def _eval_discharged(jaxpr: core.Jaxpr, consts, *args):
   env.update(zip(jaxpr.invars, args, strict=True))
   for eqn in jaxpr.eqns:
     in_avals = [v.aval for v in eqn.invars]
-    rule = _discharge_rules.get(eqn.primitive)
-    if rule is not None and (getattr(eqn.primitive, "ref_primitive", False)
+    rule = eqn.primitive.discharge
+    if rule is not None and (eqn.primitive.ref_primitive
                              or any(map(is_ref_aval, in_avals))
                              or any(map(uses_state, core.jaxprs_in_params(eqn.params)))):
       ref_ids = [v if is_ref_aval(v.aval) else None for v in eqn.invars]
@@ -74,20 +75,6 @@ def _eval_discharged(jaxpr: core.Jaxpr, consts, *args):
     env.update(zip(eqn.outvars, outs, strict=True))
   return [*map(read, jaxpr.outvars),
           *(env[v] for v in jaxpr.invars if is_ref_aval(v.aval))]
-
-
-def register_rule(prim: core.Primitive):
-  """Decorator registering `fn` as `prim`'s discharge rule, next to the primitive.
-
-  A rule ``fn(ref_ids, in_avals, args, **params) -> (new_ref_values, outs)`` gets the
-  operands with each ref operand replaced by its current value (``ref_ids[i]`` is the
-  operand's variable when it is a ref, else None) and returns, per operand, the ref's
-  value after the equation (None where unchanged or not a ref), and the outputs.
-  """
-  def register(fn):
-    _discharge_rules[prim] = fn
-    return fn
-  return register
 
 
 def discharged_closed(closed: core.ClosedJaxpr) -> core.ClosedJaxpr:

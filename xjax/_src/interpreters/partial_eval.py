@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from xjax._src import core
+from xjax._src import executable_cache
 from xjax._src import source_info
 from xjax._src.config import config
 
@@ -248,7 +249,7 @@ class PartialEvalTrace(DynamicJaxprTrace):
   def to_jaxpr(self, out_tracers) -> core.ClosedJaxpr:
     """The staged jaxpr; refs it makes itself (tangent refs) are discharged into values."""
     closed = DynamicJaxprTrace.to_jaxpr(self, out_tracers)
-    if any(getattr(e.primitive, "ref_allocating", False) for e in closed.jaxpr.eqns):
+    if any(e.primitive.ref_allocating for e in closed.jaxpr.eqns):
       from xjax._src.interpreters import discharge
       closed = discharge.discharge_internal_refs(closed)
     return closed
@@ -373,7 +374,7 @@ def dce_jaxpr(jaxpr: core.Jaxpr, used_outputs, instantiate=False):
   eqns = []
   for eqn in reversed(jaxpr.eqns):
     used_outs = [v in live for v in eqn.outvars]
-    rule = getattr(eqn.primitive, "dce_rule", None)
+    rule = eqn.primitive.dce_rule
     if rule is not None:
       used_ins, eqn = rule(used_outs, eqn)
       if eqn is None:
@@ -388,6 +389,40 @@ def dce_jaxpr(jaxpr: core.Jaxpr, used_outputs, instantiate=False):
                       outvars=[v for v, u in zip(jaxpr.outvars, used_outputs) if u],
                       eqns=list(reversed(eqns)))
   return new, used_inputs
+
+
+_pruned_calls = executable_cache.DerivedCache("dce-pruned call jaxprs")
+
+
+def call_dce_rule(jaxpr_param: str, per_input=(), keep_inputs_param=None):
+  """A ``dce_rule`` for a primitive calling the (closed) jaxpr ``params[jaxpr_param]`` on its
+  operands (jit, call, closed_call; JAX's `dce_jaxpr_pjit_rule` and `dce_jaxpr_call_rule`).
+
+  The jaxpr is pruned to the used outputs and the operands it no longer reads are dropped,
+  with the entries of the per-operand tuple params named in `per_input` alongside (unless
+  the bool param `keep_inputs_param`, e.g. jit's ``keep_unused``, is set). The equation goes
+  when no output is used and the pruned jaxpr has no effects. Pruned jaxprs are cached per
+  (jaxpr, used outputs) as long as the jaxpr lives.
+  """
+  def rule(used_outputs, eqn):
+    callee = eqn.params[jaxpr_param]
+    closed = callee if isinstance(callee, core.ClosedJaxpr) else core.ClosedJaxpr(callee, [])
+    used = tuple(used_outputs)
+    keep = bool(keep_inputs_param and eqn.params[keep_inputs_param])
+
+    def build():
+      body, used_inputs = dce_jaxpr(closed.jaxpr, list(used), instantiate=keep)
+      return core.ClosedJaxpr(body, closed.consts), tuple(used_inputs)
+    body, used_inputs = _pruned_calls.get_or_build(closed, (used, keep), build)
+    if not any(used) and not core.has_side_effects(body.jaxpr):
+      return [False] * len(eqn.invars), None
+    params = dict(eqn.params, **{name: tuple(x for x, u in zip(eqn.params[name], used_inputs)
+                                             if u) for name in per_input})
+    params[jaxpr_param] = body if isinstance(callee, core.ClosedJaxpr) else body.jaxpr
+    new_eqn = eqn.replace(invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
+                          outvars=[v for v, u in zip(eqn.outvars, used) if u], params=params)
+    return list(used_inputs), new_eqn
+  return rule
 
 
 def dce_closed_linear_jaxpr(closed: core.ClosedJaxpr) -> core.ClosedJaxpr:

@@ -23,7 +23,8 @@ from xjax._src.core import Tracer
 from xjax._src.lax.control_flow.loops import fori_loop, while_loop
 from xjax._src.lax.control_flow.solves import custom_linear_solve
 from xjax._src.lax.dot import Precision
-from xjax._src.lax.elementwise import convert_element_type, rsqrt
+from xjax._src.lax.elementwise import convert_element_type
+from xjax._src.lax.transcendental import rsqrt
 from xjax._src.scipy import linalg as jsp_linalg
 from xjax._src.tree_util import Partial, tree_leaves, tree_map, tree_reduce, tree_structure
 

@@ -18,13 +18,19 @@ from __future__ import annotations
 import math
 
 from xjax._src import core
+from xjax._src import dispatch
 from xjax._src import dtypes
 from xjax._src import pretty_printer as pp
+from xjax._src.array import Array
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.interpreters import discharge
-from xjax._src.numpy import array_methods  # the array methods that install_tracer_methods wraps
+from xjax._src.lax import elementwise as lax
+from xjax._src.lax import structural
+from xjax._src.numpy import array_methods  # noqa: F401  (install_tracer_methods wraps them)
+from xjax._src.numpy import creation
+from xjax._src.numpy import lax_numpy
+from xjax._src.numpy import reductions
 from xjax._src.state.types import (INT, AbstractRef, NDIndexer, Ref, Slice, is_ref_aval,
                                    transform_aval)
 
@@ -68,7 +74,6 @@ def _maybe_implicit_cast(dtype, value):
   if aval.weak_type and (
       (dtypes.issubdtype(dtype, np.floating) and dtypes.issubdtype(aval.dtype, np.floating))
       or (dtypes.issubdtype(dtype, np.integer) and dtypes.issubdtype(aval.dtype, np.integer))):
-    from xjax._src.lax import elementwise as lax
     return lax.convert_element_type(value, dtype)
   return value
 
@@ -238,8 +243,6 @@ def addupdate_value(x, val, tree, operands):
 
 
 def _ref_buffer(x):
-  from xjax._src import dispatch
-  from xjax._src.array import Array
   if type(x) is Array:
     return x
   return dispatch.device_put_value(x)
@@ -560,7 +563,6 @@ def _batch_indexers(size, ref, ref_dim, tree, idx, idx_dims):
   if len(tree) != 1:
     raise NotImplementedError("vmap of a ref read or write through a view `ref.at[...]` "
                               "with batched indices is not implemented in xjax yet.")
-  from xjax._src.lax import structural
   (ix,) = tree
   int_shape = (size, *ix.int_indexer_shape)
   ops = []
@@ -667,7 +669,6 @@ def _broadcast_to_abstract_eval(aval, *, shape):
 
 @broadcast_to_p.def_impl
 def _broadcast_to_impl(x, *, shape):
-  from xjax._src.numpy import lax_numpy
   return lax_numpy.broadcast_to(x, shape)
 
 
@@ -675,7 +676,6 @@ ad.deflinear(broadcast_to_p, lambda ct, x, *, shape: [_unbroadcast(ct, x.aval)])
 
 
 def _unbroadcast(ct, aval):
-  from xjax._src.numpy import reductions
   lead = len(ct.shape) - len(aval.shape)
   axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(aval.shape)
                                     if d == 1 and ct.shape[lead + i] != 1)
@@ -944,49 +944,46 @@ _REF_TRACER_METHODS = {"get": _tracer_get, "set": _tracer_set, "swap": _tracer_s
 # Discharge rules: the functional meaning of each state primitive (see discharge.py)
 
 
-@discharge.register_rule(new_ref_p)
+@new_ref_p.def_discharge
 def _new_ref_discharge(ref_ids, in_avals, args, *, memory_space, kind):
   (val,) = args
-  from xjax._src.numpy import creation
   return [None], [creation.asarray(val)]
 
 
-@discharge.register_rule(empty_ref_p)
+@empty_ref_p.def_discharge
 def _empty_ref_discharge(ref_ids, in_avals, args, *, ty, memory_space):
-  from xjax._src.lax import structural
   return [], [structural.full(ty.shape, 0, ty.dtype)]
 
 
-@discharge.register_rule(free_ref_p)
+@free_ref_p.def_discharge
 def _free_ref_discharge(ref_ids, in_avals, args):
   return [None], []
 
 
-@discharge.register_rule(freeze_p)
+@freeze_p.def_discharge
 def _freeze_discharge(ref_ids, in_avals, args):
   return [None], [args[0]]
 
 
-@discharge.register_rule(broadcast_to_p)
+@broadcast_to_p.def_discharge
 def _broadcast_to_discharge(ref_ids, in_avals, args, *, shape):
-  from xjax._src.numpy import lax_numpy
   return [None], [lax_numpy.broadcast_to(args[0], shape)]
 
 
-@discharge.register_rule(get_p)
+@get_p.def_discharge
 def _get_discharge(ref_ids, in_avals, args, *, tree):
   x, *idx = args
   return [None] * len(args), [index_value(x, tree, idx)]
 
 
-@discharge.register_rule(swap_p)
+@swap_p.def_discharge
 def _swap_discharge(ref_ids, in_avals, args, *, tree):
   x, val, *idx = args
   new, old = swap_value(x, val, tree, idx)
   return [new] + [None] * (len(args) - 1), [old]
 
 
-@discharge.register_rule(addupdate_p)
+@addupdate_p.def_discharge
 def _addupdate_discharge(ref_ids, in_avals, args, *, tree):
   x, val, *idx = args
   return [addupdate_value(x, val, tree, idx)] + [None] * (len(args) - 1), []

@@ -102,7 +102,7 @@ def takes_refs(closed) -> bool:
 def uses_state(jaxpr) -> bool:
   """Whether `jaxpr` or a jaxpr inside it has a state primitive (``ref_primitive``)."""
   for eqn in jaxpr.eqns:
-    if getattr(eqn.primitive, "ref_primitive", False):
+    if eqn.primitive.ref_primitive:
       return True
     if any(uses_state(j) for j in core.jaxprs_in_params(eqn.params)):
       return True

@@ -482,7 +482,7 @@ def select(pred, on_true, on_false):
 # Refs: the discharge rule (state/discharge.py) threading ref values through the branches
 
 
-@discharge.register_rule(cond_p)
+@cond_p.def_discharge
 def _cond_discharge(ref_ids, in_avals, args, *, branches, **params):
   index, *ops = args
   converted = [discharge.consts_as_args(discharge.discharged_closed(b)) for b in branches]

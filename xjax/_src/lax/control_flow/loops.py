@@ -412,7 +412,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 # Refs: the discharge rule (state/discharge.py) threading ref values through the loop
 
 
-@discharge.register_rule(while_p)
+@while_p.def_discharge
 def _while_discharge(ref_ids, in_avals, args, *, cond_jaxpr, body_jaxpr, cond_nconsts,
                      body_nconsts):
   n_c, n_b = cond_nconsts, body_nconsts

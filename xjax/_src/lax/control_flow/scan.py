@@ -26,8 +26,10 @@ from xjax._src.lax.control_flow import common
 from xjax._src.lax.control_flow.conditionals import abstractify
 from xjax._src.lax.control_flow.loops import _split, while_loop
 from xjax._src.lax.elementwise import lt
-from xjax._src.lax.slicing import dynamic_index_in_dim, dynamic_update_index_in_dim, index_in_dim
+from xjax._src.lax.slicing import (dynamic_index_in_dim, dynamic_update_index_in_dim, index_in_dim,
+                                   slice_in_dim)
 from xjax._src.lax.structural import concatenate, expand_dims, full, reshape
+from xjax._src.vmap import vmap
 
 
 def _python_scan(f, init, xs_leaves, xs_tree, length, reverse):
@@ -188,14 +190,12 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - JAX's name
   Mirrors `jax.lax.map`.
   """
   if batch_size is not None:
-    from xjax._src.vmap import vmap
     scan_xs, remainder_xs = _batch_and_remainder(xs, batch_size)
     g = lambda _, x: ((), vmap(f)(x))
     _, scan_ys = scan(g, (), scan_xs)
     flatten = lambda x: reshape(x, (x.shape[0] * x.shape[1], *x.shape[2:]))
     ys = tree_util.tree_map(flatten, scan_ys)
     if remainder_xs is not None:
-      from xjax._src.lax.structural import concatenate
       remainder_ys = vmap(f)(remainder_xs)
       ys = tree_util.tree_map(lambda a, b: concatenate([a, b], 0), ys, remainder_ys)
     return ys
@@ -210,7 +210,6 @@ def _batch_and_remainder(xs, batch_size: int):
   leaves, tree = tree_util.tree_flatten(xs)
   n = leaves[0].shape[0]
   num_batches, rem = divmod(n, batch_size)
-  from xjax._src.lax.slicing import slice_in_dim
   scan_leaves = [reshape(slice_in_dim(x, 0, num_batches * batch_size) if rem else x,
                          (num_batches, batch_size, *x.shape[1:])) for x in leaves]
   rem_leaves = [slice_in_dim(x, num_batches * batch_size, n) for x in leaves] if rem else None
@@ -554,7 +553,7 @@ def _scan_lowering(ctx, *args, **params):
 # Refs: the discharge rule (state/discharge.py) threading ref values through the scan
 
 
-@discharge.register_rule(scan_p)
+@scan_p.def_discharge
 def _scan_discharge(ref_ids, in_avals, args, *, jaxpr, num_consts, num_carry, **params):
   ref_mask = [r is not None for r in ref_ids]
   if any(ref_mask[num_consts:]):
