@@ -1,10 +1,18 @@
-"""Elementwise primitives: arithmetic, comparison, logical, bitwise, math, select, convert.
+"""Elementwise primitives: arithmetic, comparison, logical, bitwise, select, convert.
 
-The unary and binary math primitives are uniform, so they are declared by
-one table each (`_UNARY`, `_BINARY`): name, accepted dtype kinds, the
-StableHLO (or CHLO) op, and whether the primitive carries JAX's `accuracy`
-param. The primitives with rules of their own (integer_pow, round, sign,
+The unary and binary primitives are uniform, so they are declared by one
+table each (`_UNARY`, `_BINARY`): name, accepted dtype kinds, the StableHLO
+(or CHLO) op, and whether the primitive carries JAX's `accuracy` param. The
+primitives with rules of their own (integer_pow, round, sign,
 convert_element_type, select_n, clamp, ...) are cards below the tables.
+
+The transcendental functions (log, expm1, exp2, the trigonometric and
+hyperbolic functions, roots, pow, the erf and gamma families) are in
+`transcendental`, whose tables are built by this module's `_make_unary` and
+`_make_binary`. exp and log1p stay here: `reductions` (which this module's
+transpose rules call) builds its log-add-exp from them, and this keeps
+`transcendental` out of the circle of `elementwise`, `reductions` and
+`structural`.
 
 The lax wrappers do no dtype promotion (that is `xjax.numpy`'s job): a Python
 scalar operand becomes a weakly typed array of its own default dtype (int32,
@@ -124,62 +132,28 @@ _UNARY = [
     ("ceil", "float", "stablehlo.ceil", False, None),
     ("is_finite", "float", "stablehlo.is_finite", False, _to_bool),
     ("exp", "inexact", "stablehlo.exponential", True, None),
-    ("log", "inexact", "stablehlo.log", True, None),
     ("log1p", "inexact", "stablehlo.log_plus_one", True, None),
-    ("expm1", "inexact", "stablehlo.exponential_minus_one", True, None),
-    ("tanh", "inexact", "stablehlo.tanh", True, None),
-    ("logistic", "inexact", "stablehlo.logistic", True, None),
-    ("sin", "inexact", "stablehlo.sine", True, None),
-    ("cos", "inexact", "stablehlo.cosine", True, None),
-    ("tan", "inexact", "chlo.tan", True, None),
-    ("asin", "inexact", "chlo.asin", False, None),
-    ("acos", "inexact", "chlo.acos", False, None),
-    ("atan", "inexact", "chlo.atan", False, None),
-    ("sinh", "inexact", "chlo.sinh", False, None),
-    ("cosh", "inexact", "chlo.cosh", False, None),
-    ("asinh", "inexact", "chlo.asinh", False, None),
-    ("acosh", "inexact", "chlo.acosh", False, None),
-    ("atanh", "inexact", "chlo.atanh", False, None),
-    ("sqrt", "inexact", "stablehlo.sqrt", True, None),
-    ("rsqrt", "inexact", "stablehlo.rsqrt", True, None),
-    ("cbrt", "float", "stablehlo.cbrt", True, None),
     ("abs", "signed", "stablehlo.abs", False, _real_dtype),
-    ("erf", "float", "chlo.erf", False, None),
-    ("erfc", "float", "chlo.erfc", False, None),
-    ("erf_inv", "float", "chlo.erf_inv", False, None),
-    ("lgamma", "float", "chlo.lgamma", False, None),
-    ("digamma", "float", "chlo.digamma", False, None),
     ("not", "int_or_bool", "stablehlo.not", False, None),
     ("population_count", "int", "stablehlo.popcnt", False, None),
     ("clz", "int", "stablehlo.count_leading_zeros", False, None),
     ("real", "complex", "stablehlo.real", False, _real_dtype),
     ("imag", "complex", "stablehlo.imag", False, _real_dtype),
     ("square", "num", None, False, None),
-    ("exp2", "inexact", None, True, None),
 ]
 
 _UNARY_DOCS = {
     "neg": "the negation -x", "floor": "the floor", "ceil": "the ceiling",
     "is_finite": "whether each element is finite (not inf or NaN), as bool",
-    "exp": "e**x", "log": "the natural logarithm", "log1p": "log(1 + x), accurate near 0",
-    "expm1": "e**x - 1, accurate near 0", "tanh": "the hyperbolic tangent",
-    "logistic": "the logistic sigmoid 1 / (1 + e**-x)", "sin": "the sine (radians)",
-    "cos": "the cosine (radians)", "tan": "the tangent (radians)", "asin": "the arcsine",
-    "acos": "the arccosine", "atan": "the arctangent", "sinh": "the hyperbolic sine",
-    "cosh": "the hyperbolic cosine", "asinh": "the inverse hyperbolic sine",
-    "acosh": "the inverse hyperbolic cosine", "atanh": "the inverse hyperbolic tangent",
-    "sqrt": "the square root", "rsqrt": "1 / sqrt(x)", "cbrt": "the cube root",
+    "exp": "e**x", "log1p": "log(1 + x), accurate near 0",
     "abs": "the absolute value (the modulus, as a real dtype, for complex x)",
-    "erf": "the error function", "erfc": "the complementary error function 1 - erf(x)",
-    "erf_inv": "the inverse error function", "lgamma": "log |Gamma(x)|",
-    "digamma": "the digamma function d/dx log Gamma(x)",
     "not": "the bitwise (or logical, for bool) NOT", "population_count": "the number of set bits",
     "clz": "the number of leading zero bits", "real": "the real part", "imag": "the imaginary part",
-    "square": "x * x", "exp2": "2**x",
+    "square": "x * x",
 }
 
 
-def _make_unary(name, kinds, op, has_accuracy, result_dtype):
+def _make_unary(name, kinds, op, has_accuracy, result_dtype, doc):
   abstract_eval = naryop_abstract_eval(name, (kinds,), result_dtype)
   lowering = emit_elementwise(op) if op else None
   pp = drop_none_params("accuracy") if has_accuracy else None
@@ -195,7 +169,7 @@ def _make_unary(name, kinds, op, has_accuracy, result_dtype):
   public = "bitwise_not" if name == "not" else name
   wrapper.__name__ = wrapper.__qualname__ = public
   wrapper.__doc__ = (
-      f"Elementwise {_UNARY_DOCS[name]}.\n\n"
+      f"Elementwise {doc}.\n\n"
       f"  Args:\n    x: an array (or scalar) of a {kinds} dtype.\n"
       + ("    accuracy: an optional accuracy request, accepted for compatibility.\n"
          if has_accuracy else "")
@@ -207,80 +181,31 @@ def _make_unary(name, kinds, op, has_accuracy, result_dtype):
 
 _unary_prims = {}
 for _row in _UNARY:
-  _unary_prims[_row[0]] = _make_unary(*_row)
+  _unary_prims[_row[0]] = _make_unary(*_row, _UNARY_DOCS[_row[0]])
 
 neg_p, neg = _unary_prims["neg"]
 floor_p, floor = _unary_prims["floor"]
 ceil_p, ceil = _unary_prims["ceil"]
 is_finite_p, is_finite = _unary_prims["is_finite"]
 exp_p, exp = _unary_prims["exp"]
-log_p, log = _unary_prims["log"]
 log1p_p, log1p = _unary_prims["log1p"]
-expm1_p, expm1 = _unary_prims["expm1"]
-tanh_p, tanh = _unary_prims["tanh"]
-logistic_p, logistic = _unary_prims["logistic"]
-sin_p, sin = _unary_prims["sin"]
-cos_p, cos = _unary_prims["cos"]
-tan_p, tan = _unary_prims["tan"]
-asin_p, asin = _unary_prims["asin"]
-acos_p, acos = _unary_prims["acos"]
-atan_p, atan = _unary_prims["atan"]
-sinh_p, sinh = _unary_prims["sinh"]
-cosh_p, cosh = _unary_prims["cosh"]
-asinh_p, asinh = _unary_prims["asinh"]
-acosh_p, acosh = _unary_prims["acosh"]
-atanh_p, atanh = _unary_prims["atanh"]
-sqrt_p, sqrt = _unary_prims["sqrt"]
-rsqrt_p, rsqrt = _unary_prims["rsqrt"]
-cbrt_p, cbrt = _unary_prims["cbrt"]
 abs_p, abs = _unary_prims["abs"]  # noqa: A001 - JAX's name
-erf_p, erf = _unary_prims["erf"]
-erfc_p, erfc = _unary_prims["erfc"]
-erf_inv_p, erf_inv = _unary_prims["erf_inv"]
-lgamma_p, lgamma = _unary_prims["lgamma"]
-digamma_p, digamma = _unary_prims["digamma"]
 not_p, bitwise_not = _unary_prims["not"]
 population_count_p, population_count = _unary_prims["population_count"]
 clz_p, clz = _unary_prims["clz"]
 real_p, real = _unary_prims["real"]
 imag_p, imag = _unary_prims["imag"]
 square_p, square = _unary_prims["square"]
-exp2_p, exp2 = _unary_prims["exp2"]
 
 # Derivatives of the table's primitives: JAX's rules, one line of math each.
 # d neg = -t: linear.
 ad.deflinear(neg_p, lambda ct, x: [neg(ct)])
 for _p in (floor_p, ceil_p, is_finite_p, not_p, population_count_p, clz_p):
   ad.defjvp_zero(_p)
-# d exp = exp; d 2**x = log 2 * 2**x
+# d exp = exp
 ad.defjvp2(exp_p, lambda t, ans, x, **_: mul(t, ans))
-ad.defjvp2(exp2_p, lambda t, ans, x, **_: mul(log(_const(x, 2)), mul(t, ans)))
-# d log = 1/x; d log1p = 1/(1 + x); d expm1 = expm1 + 1
-ad.defjvp(log_p, lambda t, x, **_: div(t, x))
+# d log1p = 1/(1 + x)
 ad.defjvp(log1p_p, lambda t, x, **_: div(t, add(x, _one(x))))
-ad.defjvp2(expm1_p, lambda t, ans, x, **_: mul(t, add(ans, _one(ans))))
-# d tanh = (1 + tanh)(1 - tanh); d logistic = logistic (1 - logistic)
-ad.defjvp2(tanh_p, lambda t, ans, x, **_: mul(add(t, mul(t, ans)), sub(_one(x), ans)))
-ad.defjvp2(logistic_p, lambda t, ans, x, **_: mul(t, mul(ans, sub(_one(ans), ans))))
-# d sin = cos; d cos = -sin; d tan = 1 + tan**2
-ad.defjvp(sin_p, lambda t, x, accuracy: mul(t, cos(x, accuracy=accuracy)))
-ad.defjvp(cos_p, lambda t, x, accuracy: neg(mul(t, sin(x, accuracy=accuracy))))
-ad.defjvp2(tan_p, lambda t, ans, x, **_: mul(t, add(_const(x, 1), square(ans))))
-# d asin = 1/sqrt(1 - x**2); d acos = -1/sqrt(1 - x**2); d atan = 1/(1 + x**2)
-ad.defjvp(asin_p, lambda t, x: mul(t, rsqrt(sub(_const(x, 1), square(x)))))
-ad.defjvp(acos_p, lambda t, x: mul(t, neg(rsqrt(sub(_const(x, 1), square(x))))))
-ad.defjvp(atan_p, lambda t, x: div(t, add(_const(x, 1), square(x))))
-# d sinh = cosh; d cosh = sinh; d asinh = 1/sqrt(x**2 + 1); d acosh = 1/sqrt(x**2 - 1)
-ad.defjvp(sinh_p, lambda t, x: mul(t, cosh(x)))
-ad.defjvp(cosh_p, lambda t, x: mul(t, sinh(x)))
-ad.defjvp(asinh_p, lambda t, x: mul(t, rsqrt(add(square(x), _one(x)))))
-ad.defjvp(acosh_p, lambda t, x: mul(t, rsqrt(sub(square(x), _one(x)))))
-# d atanh = 1/((1 + x)(1 - x))
-ad.defjvp(atanh_p, lambda t, x: mul(integer_pow(add(_one(x), x), -1), div(t, sub(_one(x), x))))
-# d sqrt = 1/(2 sqrt); d rsqrt = -rsqrt/(2x); d cbrt = cbrt**-2 / 3
-ad.defjvp2(sqrt_p, lambda t, ans, x, **_: mul(t, div(_const(x, 0.5), ans)))
-ad.defjvp2(rsqrt_p, lambda t, ans, x, **_: mul(t, mul(_const(x, -0.5), div(ans, x))))
-ad.defjvp2(cbrt_p, lambda t, ans, x, **_: mul(t, mul(_const(x, 1 / 3), integer_pow(ans, -2))))
 # d square = 2x
 ad.defjvp2(square_p, lambda t, ans, x: mul(t, mul(_const(x, 2), x)))
 
@@ -293,13 +218,6 @@ def _abs_jvp(t, ans, x):
 
 
 ad.defjvp2(abs_p, _abs_jvp)
-# d erf = 2/sqrt(pi) exp(-x**2); d erfc = -d erf; d erf_inv = sqrt(pi)/2 exp(erf_inv**2)
-ad.defjvp(erf_p, lambda t, x: mul(_const(x, 2 / np.sqrt(np.pi)), mul(t, exp(neg(square(x))))))
-ad.defjvp(erfc_p, lambda t, x: mul(_const(x, -2 / np.sqrt(np.pi)), mul(t, exp(neg(square(x))))))
-ad.defjvp2(erf_inv_p, lambda t, ans, x: mul(_const(x, np.sqrt(np.pi) / 2), mul(t, exp(square(ans)))))
-# d lgamma = digamma; d digamma = polygamma(1, x)
-ad.defjvp(lgamma_p, lambda t, x: mul(t, digamma(x)))
-ad.defjvp(digamma_p, lambda t, x: mul(t, polygamma(_const(x, 1), x)))
 # real and imag are linear; their transposes embed the cotangent back into C.
 ad.deflinear(real_p, lambda ct, x: [complex(ct, np.zeros((), _dtype(ct)))])
 ad.deflinear(imag_p, lambda ct, x: [complex(np.zeros((), _dtype(ct)), neg(ct))])
@@ -308,15 +226,6 @@ ad.deflinear(imag_p, lambda ct, x: [complex(np.zeros((), _dtype(ct)), neg(ct))])
 @square_p.def_lowering
 def _square_lowering(ctx, x):
   return ctx.op1("stablehlo.multiply", [x, x], x.type)
-
-
-@exp2_p.def_lowering
-def _exp2_lowering(ctx, x, accuracy=None):
-  # 2**x = e**(x log 2)
-  ln2 = ctx.constant(np.log(2.0), ctx.avals_in[0].dtype)
-  ln2 = ctx.broadcast_to(ln2, core.ShapedArray((), ctx.avals_in[0].dtype), ctx.avals_out[0])
-  scaled = ctx.op1("stablehlo.multiply", [x, ln2], x.type)
-  return ctx.op1("stablehlo.exponential", [scaled], x.type)
 
 
 def _abs_lowering(ctx, x):
@@ -479,10 +388,7 @@ _BINARY = [
     ("rem", "float_or_int", "stablehlo.remainder", None, "the remainder of x / y, with the sign of x"),
     ("max", "any", "stablehlo.maximum", None, "the maximum (NaN if either is NaN)"),
     ("min", "any", "stablehlo.minimum", None, "the minimum (NaN if either is NaN)"),
-    ("atan2", "inexact", "stablehlo.atan2", None, "the angle atan(x / y) in the right quadrant"),
     ("nextafter", "float", "chlo.next_after", None, "the next representable value after x toward y"),
-    ("polygamma", "float", "chlo.polygamma", None,
-     "polygamma psi^(x)(y): the x-th derivative of digamma at y (x a whole number)"),
     ("and", "int_or_bool", "stablehlo.and", None, "the bitwise (logical, for bool) AND"),
     ("or", "int_or_bool", "stablehlo.or", None, "the bitwise (logical, for bool) OR"),
     ("xor", "int_or_bool", "stablehlo.xor", None, "the bitwise (logical, for bool) XOR"),
@@ -546,7 +452,6 @@ div_p, div = _binary_prims["div"]
 rem_p, rem = _binary_prims["rem"]
 max_p, max = _binary_prims["max"]  # noqa: A001 - JAX's name
 min_p, min = _binary_prims["min"]  # noqa: A001 - JAX's name
-atan2_p, atan2 = _binary_prims["atan2"]
 nextafter_p, nextafter = _binary_prims["nextafter"]
 and_p, bitwise_and = _binary_prims["and"]
 or_p, bitwise_or = _binary_prims["or"]
@@ -561,7 +466,6 @@ lt_p, lt = _binary_prims["lt"]
 le_p, le = _binary_prims["le"]
 gt_p, gt = _binary_prims["gt"]
 ge_p, ge = _binary_prims["ge"]
-polygamma_p, polygamma = _binary_prims["polygamma"]
 
 # Derivatives of the table's primitives (JAX's rules). The binary ops broadcast
 # rank-0 and size-1 operands, so tangents are broadcast to the output shape and
@@ -643,9 +547,6 @@ def _balanced_eq(x, z, y):
 for _p in (max_p, min_p):
   ad.defjvp2(_p, lambda t, ans, x, y: mul(t, _balanced_eq(x, ans, y)),
              lambda t, ans, x, y: mul(t, _balanced_eq(y, ans, x)))
-# d atan2(x, y) = (y t_x - x t_y) / (x**2 + y**2)
-ad.defjvp(atan2_p, lambda t, x, y: mul(t, div(y, add(square(x), square(y)))),
-          lambda t, x, y: mul(t, div(neg(x), add(square(x), square(y)))))
 # nextafter has no derivative rule, as in JAX (differentiating it raises).
 for _p in (and_p, or_p, xor_p, shift_left_p, shift_right_arithmetic_p, shift_right_logical_p,
            eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
@@ -660,13 +561,6 @@ def _complex_transpose(ct, x, y):
 
 ad.deflinear(complex_p, _complex_transpose)
 
-
-def _polygamma_jvp_m(t, m, x):
-  raise ValueError("polygamma gradient with respect to m is not supported")
-
-
-# d polygamma(m, x) / dx = polygamma(m + 1, x)
-ad.defjvp(polygamma_p, _polygamma_jvp_m, lambda t, m, x: mul(t, polygamma(add(m, _const(m, 1)), x)))
 
 
 def _bool_arith_lowering(op_for_bool, op):
@@ -708,80 +602,6 @@ add_p.def_abstract_eval(naryop_abstract_eval("add", ("any", "any")))
 add_p.def_lowering(_bool_arith_lowering("stablehlo.or", "stablehlo.add"))
 mul_p.def_abstract_eval(naryop_abstract_eval("mul", ("any", "any")))
 mul_p.def_lowering(_bool_arith_lowering("stablehlo.and", "stablehlo.multiply"))
-
-
-# ----------------------------------------------------------------------------
-# pow
-
-
-def pow(x, y):  # noqa: A001 - JAX's name
-  """Elementwise x**y.
-
-  Args:
-    x: an array of a floating-point or complex dtype.
-    y: an array of x's dtype, or of an integer dtype.
-
-  Returns:
-    An array of the common shape and x's dtype.
-
-  Mirrors `jax.lax.pow`.
-  """
-  if _is_array_like(x):
-    x, y = _coerce_scalars(x, y)
-  return pow_p.bind(x, y)
-
-
-def _pow_abstract_eval(x, y):
-  for position, (aval, accepted, kinds) in enumerate(
-      ((x, "floating, complexfloating", "fc"), (y, "integer, floating, complexfloating", "iufc"))):
-    if aval.dtype.kind not in kinds and not dtypes.issubdtype(aval.dtype, np.inexact):
-      raise TypeError(f"pow does not accept dtype {aval.dtype.name} at position {position}. "
-                      f"Accepted dtypes at position {position} are subtypes of {accepted}.")
-  if y.dtype != x.dtype and not dtypes.issubdtype(y.dtype, np.integer):
-    raise TypeError("the first argument to pow must have an inexact dtype (float or complex), "
-                    "and the second argument must have an inexact or integer dtype, and two "
-                    "inexact dtypes must match, but got "
-                    f"{x.dtype.name} and {y.dtype.name} respectively.")
-  shape = naryop_abstract_eval("pow", ("any", "any"))(x.update(dtype=y.dtype), y).shape
-  return core.ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
-
-
-pow_p = standard_primitive("pow", _pow_abstract_eval, None)
-
-
-def _pow_jvp_lhs(t, ans, x, y):
-  # d x**y / dx = y x**(y - 1); for an integer y, 0 where y == 0 (even at x = 0).
-  # Both are converted to x's dtype, strongly typed, as JAX does.
-  is_int_power = dtypes.issubdtype(_dtype(y), np.integer)
-  x, y = convert_element_type(x, _dtype(x)), convert_element_type(y, _dtype(x))
-  if is_int_power:
-    shape = _out_shape(x, y)
-    x, y = _maybe_broadcast(shape, x), _maybe_broadcast(shape, y)
-    jac = select_n(eq(y, _const(y, 0)),
-                   mul(_replace_zero(y), pow(x, sub(y, _full_like(y, 1)))), _full_like(y, 0))
-  else:
-    jac = mul(y, pow(x, sub(y, _full_like(y, 1))))
-  return mul(t, jac)
-
-
-def _pow_jvp_rhs(t, ans, x, y):
-  # d x**y / dy = log(x) x**y (log 1 where x == 0)
-  return convert_element_type(mul(t, mul(log(_replace_zero(x)), ans)), _dtype(y))
-
-
-ad.defjvp2(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
-batching.defbroadcasting(pow_p)
-
-
-@pow_p.def_lowering
-def _pow_lowering(ctx, x, y):
-  out = ctx.avals_out[0]
-  x_aval, y_aval = ctx.avals_in
-  if y_aval.dtype != x_aval.dtype:
-    y = ctx.op1("stablehlo.convert", [y], hlo.tensor_type(y_aval.shape, x_aval.dtype))
-  x = ctx.broadcast_to(x, x_aval, out)
-  y = ctx.broadcast_to(y, y_aval.update(dtype=x_aval.dtype), out)
-  return ctx.op1("stablehlo.power", [x, y], hlo.aval_type(out))
 
 
 # ----------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax import structural
+from xjax._src.lax import transcendental as tr
 from xjax._src.lax.control_flow.loops import while_loop
 from xjax._src.lax.reductions import reduce_or
 from xjax._src.lax.utils import emit_elementwise, naryop_abstract_eval, standard_primitive
@@ -70,7 +71,7 @@ def _or_all(*preds):
 
 def _neg_log_max(dtype):
   """-log(largest finite value): below it, exp underflows in `dtype`."""
-  return ew.neg(ew.log(np.array(dtypes.finfo(dtype).max, dtype)))
+  return ew.neg(tr.log(np.array(dtypes.finfo(dtype).max, dtype)))
 
 
 def _broadcast_shapes(*shapes):
@@ -159,7 +160,7 @@ def _igamma_series(ax, x, a, enabled, dtype, mode):
   _, _, _, ans, _, _, dans_da = while_loop(cond, body, init)[:7]
   if mode == IgammaMode.VALUE:
     return ew.div(ew.mul(ans, ax), a)
-  dlogax_da = ew.sub(ew.log(x), ew.digamma(ew.add(a, _c(a, 1))))
+  dlogax_da = ew.sub(tr.log(x), tr.digamma(ew.add(a, _c(a, 1))))
   if mode == IgammaMode.DERIVATIVE:
     return ew.div(ew.mul(ax, ew.add(ew.mul(ans, dlogax_da), dans_da)), a)
   return ew.div(ew.mul(ew.neg(ew.add(dans_da, ew.mul(ans, dlogax_da))), x), a)
@@ -232,7 +233,7 @@ def _igammac_continued_fraction(ax, x, a, enabled, dtype, mode):
   ans, dans_da = vals[1], vals[14]
   if mode == IgammaMode.VALUE:
     return ew.mul(ans, ax)
-  dlogax_da = ew.sub(ew.log(x), ew.digamma(a))
+  dlogax_da = ew.sub(tr.log(x), tr.digamma(a))
   if mode == IgammaMode.DERIVATIVE:
     return ew.mul(ax, ew.add(ew.mul(ans, dlogax_da), dans_da))
   return ew.neg(ew.mul(ew.add(dans_da, ew.mul(ans, dlogax_da)), x))
@@ -328,17 +329,17 @@ def _igamma_temme(a, x, upper):
   x = _select(inside, x, _full_like(x, 100))
   s = ew.div(ew.sub(x, a), a)
   half_eta_squared = ew.max(ew.neg(_log1pmx(s)), _full_like(s, 0))
-  eta = ew.mul(ew.sign(s), ew.sqrt(ew.mul(_c(s, 2), half_eta_squared)))
+  eta = ew.mul(ew.sign(s), tr.sqrt(ew.mul(_c(s, 2), half_eta_squared)))
   total = _full_like(a, 0)
   for row in _temme_coefficients()[::-1]:
     c_k = _full_like(eta, 0)
     for d in row[::-1]:
       c_k = ew.add(ew.mul(c_k, eta), _c(eta, d))
     total = ew.add(ew.div(total, a), c_k)
-  z = ew.mul(eta, ew.sqrt(ew.mul(_c(a, 0.5), a)))
-  head = ew.mul(_c(a, 0.5), ew.erfc(z if upper else ew.neg(z)))
+  z = ew.mul(eta, tr.sqrt(ew.mul(_c(a, 0.5), a)))
+  head = ew.mul(_c(a, 0.5), tr.erfc(z if upper else ew.neg(z)))
   r = ew.mul(ew.div(ew.exp(ew.neg(ew.mul(a, half_eta_squared))),
-                    ew.sqrt(ew.mul(_c(a, 2 * np.pi), a))), total)
+                    tr.sqrt(ew.mul(_c(a, 2 * np.pi), a))), total)
   return ew.add(head, r) if upper else ew.sub(head, r)
 
 
@@ -360,7 +361,7 @@ def _lgamma1p_over_a(a):
   for k in reversed(range(2, 26)):
     series = ew.mul(ew.add(series, _c(a, (-1) ** k * (1 + zeta_minus_one(k)) / k)), t)
   series = ew.add(series, _c(a, -np.euler_gamma))
-  return _select(small, series, ew.div(ew.lgamma(ew.add(a, _c(a, 1))), a))
+  return _select(small, series, ew.div(tr.lgamma(ew.add(a, _c(a, 1))), a))
 
 
 def _igammac_small_a(a, x):
@@ -376,17 +377,17 @@ def _igammac_small_a(a, x):
   for n in range(1, 31):
     term = ew.mul(term, ew.div(ew.neg(x), _c(x, n)))
     total = ew.add(total, ew.div(term, ew.add(a, _c(a, n))))
-  u = ew.sub(ew.log(x), _lgamma1p_over_a(a))
+  u = ew.sub(tr.log(x), _lgamma1p_over_a(a))
   au = ew.mul(a, u)
   expm1_over_a = _select(ew.lt(ew.abs(au), _c(a, dtypes.finfo(core.get_aval(a).dtype).eps)),
-                         u, ew.div(ew.expm1(au), a))
+                         u, ew.div(tr.expm1(au), a))
   return ew.mul(a, ew.neg(ew.add(expm1_over_a, ew.mul(ew.exp(au), total))))
 
 def _lgamma_exact_at_1_and_2(a):
   """lgamma(a), exactly 0 at a = 1 and 2 (XLA's float32 lgamma(1) is 4.8e-7: enough to push
   x^a e^-x / Gamma(a) below the smallest normal number at x = 1.18e-38, making P(1, x) 0)."""
   zero = ew.bitwise_or(ew.eq(a, _c(a, 1)), ew.eq(a, _c(a, 2)))
-  return _select(zero, _full_like(a, 0), ew.lgamma(a))
+  return _select(zero, _full_like(a, 0), tr.lgamma(a))
 
 
 def _ax(a, x, dtype):
@@ -397,7 +398,7 @@ def _ax(a, x, dtype):
   Next to the smallest normal number, with x < 1, it is x exp(log_ax - log x): a rounding
   error of exp(log_ax) there makes it subnormal, hence 0 (P(1, 1.18e-38) was 0 in float32);
   exp(log_ax - log x) is then below e^8 and above exp(log_ax)."""
-  log_x = ew.log(x)
+  log_x = tr.log(x)
   log_ax = ew.sub(ew.sub(ew.mul(a, log_x), x), _lgamma_exact_at_1_and_2(a))
   underflow = ew.bitwise_not(ew.ge(log_ax, _neg_log_max(dtype)))
   near_tiny = ew.bitwise_and(ew.lt(x, _c(x, 1)),
@@ -461,7 +462,7 @@ def _igamma_derivative_impl(a, x, *, dtype, mode):
   domain_error = ew.bitwise_or(ew.lt(x, _full_like(x, 0)), ew.le(a, _full_like(a, 0)))
   use_igammac = ew.bitwise_and(ew.gt(x, _full_like(x, 1)), ew.gt(x, a))
   # JAX's form (random_gamma_grad's jaxpr shows it).
-  log_ax = ew.sub(ew.sub(ew.mul(a, ew.log(x)), x), ew.lgamma(a))
+  log_ax = ew.sub(ew.sub(ew.mul(a, tr.log(x)), x), tr.lgamma(a))
   underflow = ew.lt(log_ax, _neg_log_max(dtype))
   ax = ew.exp(log_ax)
   enabled = ew.bitwise_not(_or_all(x_is_zero, domain_error, underflow, is_nan))
@@ -581,8 +582,8 @@ igamma_grad_a_p = _float_nary(
 
 # d/dx P(a, x) = x^(a-1) e^-x / Gamma(a); d/da P through igamma_grad_a; Q = 1 - P.
 def _igamma_gradx(g, a, x):
-  log_density = ew.sub(ew.add(ew.neg(x), ew.mul(ew.sub(a, _full_like(a, 1)), ew.log(x))),
-                       ew.lgamma(a))
+  log_density = ew.sub(ew.add(ew.neg(x), ew.mul(ew.sub(a, _full_like(a, 1)), tr.log(x))),
+                       tr.lgamma(a))
   return ew.mul(g, ew.exp(log_density))
 
 
@@ -706,13 +707,13 @@ def _betainc_impl(a, b, x, *, dtype):
       inputs=[a, b, x])
 
   # x^a (1-x)^b / (a B(a, b)); for tiny a use a Gamma(a) = Gamma(a + 1) -> 1.
-  lbeta_small_a = ew.sub(ew.lgamma(b), ew.lgamma(ew.add(a, b)))
-  lbeta = ew.add(ew.lgamma(a), lbeta_small_a)
+  lbeta_small_a = ew.sub(tr.lgamma(b), tr.lgamma(ew.add(a, b)))
+  lbeta = ew.add(tr.lgamma(a), lbeta_small_a)
   log1m_x = ew.log1p(ew.neg(x))
   factor = _select(
       ew.lt(a, _full_like(a, np.array(finfo.tiny * 2, dtype))),
       ew.exp(ew.sub(ew.mul(log1m_x, b), lbeta_small_a)),
-      ew.div(ew.exp(ew.sub(ew.add(ew.mul(ew.log(x), a), ew.mul(log1m_x, b)), lbeta)), a))
+      ew.div(ew.exp(ew.sub(ew.add(ew.mul(tr.log(x), a), ew.mul(log1m_x, b)), lbeta)), a))
   result = ew.mul(fraction, factor)
   result = _select(converges_rapidly, result, ew.sub(_full_like(result, 1), result))
   result = _select(result_is_zero, _full_like(a, 0), result)
@@ -730,9 +731,9 @@ def _betainc_grad_not_implemented(g, a, b, x):
 
 # d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b)
 def _betainc_gradx(g, a, b, x):
-  lbeta = ew.sub(ew.add(ew.lgamma(a), ew.lgamma(b)), ew.lgamma(ew.add(a, b)))
+  lbeta = ew.sub(ew.add(tr.lgamma(a), tr.lgamma(b)), tr.lgamma(ew.add(a, b)))
   log_density = ew.sub(ew.add(ew.mul(ew.sub(b, _c(b, 1)), ew.log1p(ew.neg(x))),
-                              ew.mul(ew.sub(a, _c(a, 1)), ew.log(x))), lbeta)
+                              ew.mul(ew.sub(a, _c(a, 1)), tr.log(x))), lbeta)
   return ew.mul(ew.exp(log_density), g)
 
 
@@ -849,7 +850,7 @@ def _bessel_i0e_impl(x):
   small = _chebyshev(ew.sub(ew.mul(_full_like(x, 0.5), x), _full_like(x, 2)),
                      _I0E_COEFFS_SMALL[-n_small:])
   large = ew.div(_chebyshev(ew.sub(ew.div(_full_like(x, 32), x), _full_like(x, 2)),
-                            _I0E_COEFFS_LARGE[-n_large:]), ew.sqrt(x))
+                            _I0E_COEFFS_LARGE[-n_large:]), tr.sqrt(x))
   return _select(ew.le(x, _c(x, 8)), small, large)
 
 

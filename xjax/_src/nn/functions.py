@@ -15,7 +15,7 @@ from xjax._src import dtypes
 from xjax._src.jit import jit
 from xjax._src.lax.dot import dot_general
 from xjax._src.lax.scaled_dot import scaled_dot
-from xjax._src.lax import elementwise as lax
+from xjax._src.lax import transcendental as lax_tr
 from xjax._src.lax.ad_util import stop_gradient
 from xjax._src.numpy.util import (canonicalize_axis, concrete_or_error, ensure_arraylike,
                                   promote_dtypes_inexact)
@@ -43,7 +43,7 @@ relu6.defjvps(lambda g, ans, x: jnp.where((x > 0) & (x < 6), g, jnp.zeros_like(g
 
 def sigmoid(x):
   """The logistic sigmoid 1 / (1 + exp(-x)) (mirrors `jax.nn.sigmoid`)."""
-  return lax.logistic(jnp.asarray(x, dtype=jnp.result_type(x, float)))
+  return lax_tr.logistic(jnp.asarray(x, dtype=jnp.result_type(x, float)))
 
 
 def log_sigmoid(x):
@@ -98,7 +98,7 @@ def gelu(x, approximate: bool = True):
   if approximate:
     cdf = 0.5 * (1.0 + jnp.tanh(np.sqrt(2 / np.pi).astype(x.dtype) * (x + 0.044715 * (x ** 3))))
     return x * cdf
-  return x * (lax.erfc(-x * np.array(1 / math.sqrt(2), x.dtype)) / 2)
+  return x * (lax_tr.erfc(-x * np.array(1 / math.sqrt(2), x.dtype)) / 2)
 
 
 def elu(x, alpha=1.0):
@@ -205,7 +205,7 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
     mean = jnp.mean(x, axis, keepdims=True, where=where)
   if variance is None:
     variance = jnp.mean(jnp.square(x), axis, keepdims=True, where=where) - jnp.square(mean)
-  return (x - mean) * lax.rsqrt(variance + epsilon)
+  return (x - mean) * lax_tr.rsqrt(variance + epsilon)
 
 
 def one_hot(x, num_classes: int, *, dtype=None, axis=-1):

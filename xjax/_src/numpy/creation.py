@@ -19,6 +19,7 @@ from xjax._src.interpreters import partial_eval as pe
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import structural as lax_structural
+from xjax._src.lax import transcendental as lax_tr
 from xjax._src.numpy import util
 from xjax._src.numpy.util import concrete_or_error, dtype_of
 
@@ -633,7 +634,7 @@ def _logspace(start, stop, num, endpoint, base, dtype, axis):
   exponents = lax.convert_element_type(_linspace(start, stop, num, endpoint, False, None, axis),
                                        work)
   base, exponents = util.broadcast_arrays_(base, exponents)
-  return lax.convert_element_type(lax.pow(base, exponents), dtype)
+  return lax.convert_element_type(lax_tr.pow(base, exponents), dtype)
 
 
 def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
@@ -675,7 +676,7 @@ def _geomspace(start, stop, num, endpoint, dtype, axis):
   stop = lax.convert_element_type(stop, work)
   sign = lax.sign(start)
   ln10 = np.array(np.log(10), work)
-  log10 = lambda x: lax.div(lax.log(lax.div(x, sign)), ln10)
+  log10 = lambda x: lax.div(lax_tr.log(lax.div(x, sign)), ln10)
   res = _logspace(log10(start), log10(stop), num, endpoint, 10.0, work, axis)
   if util.ndim(sign):
     from xjax._src.lax import structural

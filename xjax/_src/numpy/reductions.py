@@ -21,6 +21,7 @@ from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import reductions as lax_reductions
 from xjax._src.lax import structural as lax_structural
+from xjax._src.lax import transcendental as lax_tr
 from xjax._src.numpy import util
 from xjax._src.numpy.util import check_no_out, const_like, dtype_of, ensure_arraylike, where_
 
@@ -420,8 +421,8 @@ def _correction(ddof, correction, name):
 
 @jit(static_argnames=("axis", "dtype", "keepdims"))
 def _std(a, *, axis=None, dtype=None, correction=0, keepdims=False, where=None, a_mean=None):
-  return lax.sqrt(var(a, axis=axis, dtype=dtype, correction=correction, keepdims=keepdims,
-                      where=where, mean=a_mean))
+  return lax_tr.sqrt(var(a, axis=axis, dtype=dtype, correction=correction, keepdims=keepdims,
+                         where=where, mean=a_mean))
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
@@ -612,8 +613,8 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
            correction=None):
   """The standard deviation of `a` over `axis`, ignoring NaNs (mirrors `jax.numpy.nanstd`)."""
   check_no_out("nanstd", out)
-  return lax.sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where=where,
-                         correction=correction))
+  return lax_tr.sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where=where,
+                            correction=correction))
 
 
 # ----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import structural as lax_structural
+from xjax._src.lax import transcendental as lax_tr
 from xjax._src.numpy import creation
 from xjax._src.numpy.util import (check_no_out, const_like, dtype_of, ensure_arraylike,
                                   promote_args, promote_args_inexact, promote_args_numeric,
@@ -73,29 +74,29 @@ def _binary(name, lax_fn, promote, what):
 # ----------------------------------------------------------------------------
 # Unary floating-point functions
 
-sin = _unary("sin", lax.sin, promote_args_inexact, "sine")
-cos = _unary("cos", lax.cos, promote_args_inexact, "cosine")
-tan = _unary("tan", lax.tan, promote_args_inexact, "tangent")
-arcsin = _unary("arcsin", lax.asin, promote_args_inexact, "arcsine")
-arccos = _unary("arccos", lax.acos, promote_args_inexact, "arccosine")
-arctan = _unary("arctan", lax.atan, promote_args_inexact, "arctangent")
-sinh = _unary("sinh", lax.sinh, promote_args_inexact, "hyperbolic sine")
-cosh = _unary("cosh", lax.cosh, promote_args_inexact, "hyperbolic cosine")
-tanh = _unary("tanh", lax.tanh, promote_args_inexact, "hyperbolic tangent")
-arcsinh = _unary("arcsinh", lax.asinh, promote_args_inexact, "inverse hyperbolic sine")
-arctanh = _unary("arctanh", lax.atanh, promote_args_inexact, "inverse hyperbolic tangent")
+sin = _unary("sin", lax_tr.sin, promote_args_inexact, "sine")
+cos = _unary("cos", lax_tr.cos, promote_args_inexact, "cosine")
+tan = _unary("tan", lax_tr.tan, promote_args_inexact, "tangent")
+arcsin = _unary("arcsin", lax_tr.asin, promote_args_inexact, "arcsine")
+arccos = _unary("arccos", lax_tr.acos, promote_args_inexact, "arccosine")
+arctan = _unary("arctan", lax_tr.atan, promote_args_inexact, "arctangent")
+sinh = _unary("sinh", lax_tr.sinh, promote_args_inexact, "hyperbolic sine")
+cosh = _unary("cosh", lax_tr.cosh, promote_args_inexact, "hyperbolic cosine")
+tanh = _unary("tanh", lax_tr.tanh, promote_args_inexact, "hyperbolic tangent")
+arcsinh = _unary("arcsinh", lax_tr.asinh, promote_args_inexact, "inverse hyperbolic sine")
+arctanh = _unary("arctanh", lax_tr.atanh, promote_args_inexact, "inverse hyperbolic tangent")
 exp = _unary("exp", lax.exp, promote_args_inexact, "exponential e**x")
-exp2 = _unary("exp2", lax.exp2, promote_args_inexact, "power of two 2**x")
-expm1 = _unary("expm1", lax.expm1, promote_args_inexact, "e**x - 1 (accurate near 0)")
-log = _unary("log", lax.log, promote_args_inexact, "natural logarithm")
+exp2 = _unary("exp2", lax_tr.exp2, promote_args_inexact, "power of two 2**x")
+expm1 = _unary("expm1", lax_tr.expm1, promote_args_inexact, "e**x - 1 (accurate near 0)")
+log = _unary("log", lax_tr.log, promote_args_inexact, "natural logarithm")
 log1p = _unary("log1p", lax.log1p, promote_args_inexact, "log(1 + x) (accurate near 0)")
-sqrt = _unary("sqrt", lax.sqrt, promote_args_inexact, "non-negative square root")
-cbrt = _unary("cbrt", lax.cbrt, promote_args_inexact, "cube root")
+sqrt = _unary("sqrt", lax_tr.sqrt, promote_args_inexact, "non-negative square root")
+cbrt = _unary("cbrt", lax_tr.cbrt, promote_args_inexact, "cube root")
 
 
 @_ufunc("arccosh", "inverse hyperbolic cosine", 1, inline=False)
 def arccosh(x, /):
-  out = lax.acosh(*promote_args_inexact("arccosh", x))
+  out = lax_tr.acosh(*promote_args_inexact("arccosh", x))
   if _is_complex(out):  # NumPy's branch: non-negative real part
     out = where_(lax.lt(lax.real(out), const_like(lax.real(out), 0)), lax.neg(out), out)
   return out
@@ -105,10 +106,10 @@ def arccosh(x, /):
 def log2(x, /):
   (x,) = promote_args_inexact("log2", x)
   if _is_complex(x):
-    r = lax.log(x)
-    ln2 = lax.log(const_like(lax.real(r), 2))
+    r = lax_tr.log(x)
+    ln2 = lax_tr.log(const_like(lax.real(r), 2))
     return lax.complex(lax.div(lax.real(r), ln2), lax.div(lax.imag(r), ln2))
-  return lax.div(lax.log(x), lax.log(const_like(x, 2)))
+  return lax.div(lax_tr.log(x), lax_tr.log(const_like(x, 2)))
 
 
 @_ufunc("log10", "base-10 logarithm", 1)
@@ -116,9 +117,9 @@ def log10(x, /):
   (x,) = promote_args_inexact("log10", x)
   inv_ln10 = np.array(1 / np.log(10), dtypes.finfo(dtype_of(x)).dtype)
   if _is_complex(x):
-    r = lax.log(x)
+    r = lax_tr.log(x)
     return lax.complex(lax.mul(lax.real(r), inv_ln10), lax.mul(lax.imag(r), inv_ln10))
-  return lax.mul(lax.log(x), inv_ln10)
+  return lax.mul(lax_tr.log(x), inv_ln10)
 
 
 @_ufunc("deg2rad", "conversion from degrees to radians", 1)
@@ -333,10 +334,11 @@ true_divide = _binary("true_divide", lax.div, promote_args_inexact, "true divisi
 divide = true_divide
 maximum = _binary("maximum", lax.max, promote_args, "maximum (NaN-propagating)")
 minimum = _binary("minimum", lax.min, promote_args, "minimum (NaN-propagating)")
-arctan2 = _binary("arctan2", lax.atan2, promote_args_inexact, "arctangent of x / y by quadrant")
+arctan2 = _binary("arctan2", lax_tr.atan2, promote_args_inexact, "arctangent of x / y by quadrant")
 nextafter = _binary("nextafter", lax.nextafter, promote_args_inexact,
                     "next representable value after x toward y")
-float_power = _binary("float_power", lax.pow, promote_args_inexact, "power x**y in floating point")
+float_power = _binary("float_power", lax_tr.pow, promote_args_inexact,
+                      "power x**y in floating point")
 
 
 @_ufunc("floor_divide", "floor division x // y", 2, inline=False)
@@ -445,8 +447,8 @@ def _power(x1, x2):
     return _pow_int_int(x1_, x2_)
   if (dtypes.issubdtype(dtype_of(x1), np.inexact)
       and dtypes.issubdtype(dtype_of(x2), np.integer)):
-    return lax.pow(x1, x2)
-  return lax.pow(x1_, x2_)
+    return lax_tr.pow(x1, x2)
+  return lax_tr.pow(x1_, x2_)
 
 
 def _pow_int_int(x1, x2):
@@ -472,7 +474,7 @@ def hypot(x1, x2, /):
   x1, x2 = maximum(x1, x2), minimum(x1, x2)
   x1_zero = equal(x1, 0)
   safe = where_(equal(x1, 0), lax_structural.full_like(x1, 1), x1)
-  x = where_(x1_zero, x1, multiply(x1, lax.sqrt(add(1, lax.square(lax.div(x2, safe))))))
+  x = where_(x1_zero, x1, multiply(x1, lax_tr.sqrt(add(1, lax.square(lax.div(x2, safe))))))
   return where_(idx_inf, const_like(x, np.inf), x)
 
 
@@ -551,7 +553,7 @@ def logaddexp_impl(x1, x2):
 
 
 def logaddexp2_impl(x1, x2):
-  return _stable_logaddexp(x1, x2, lax.exp2, 1 / np.log(2))
+  return _stable_logaddexp(x1, x2, lax_tr.exp2, 1 / np.log(2))
 
 
 logaddexp_impl.__name__ = logaddexp_impl.__qualname__ = "logaddexp"
@@ -559,7 +561,7 @@ logaddexp2_impl.__name__ = logaddexp2_impl.__qualname__ = "logaddexp2"
 _logaddexp = custom_jvp(logaddexp_impl)
 _logaddexp2 = custom_jvp(logaddexp2_impl)
 _logaddexp_jvp = _logaddexp_rule("_logaddexp_jvp", lax.exp, _logaddexp)
-_logaddexp2_jvp = _logaddexp_rule("_logaddexp2_jvp", lax.exp2, _logaddexp2)
+_logaddexp2_jvp = _logaddexp_rule("_logaddexp2_jvp", lax_tr.exp2, _logaddexp2)
 _logaddexp.defjvp(_logaddexp_jvp)
 _logaddexp2.defjvp(_logaddexp2_jvp)
 
@@ -756,7 +758,7 @@ def angle(z, deg: bool = False):
   else:
     (re,) = promote_dtypes_inexact(z)
     im = creation.zeros_like(re)
-  out = lax.atan2(im, re)
+  out = lax_tr.atan2(im, re)
   return lax.mul(out, const_like(out, 180 / np.pi)) if deg else out
 
 

@@ -22,6 +22,7 @@ from xjax._src.numpy.util import check_arraylike as _check_arraylike
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import sorting
 from xjax._src.lax import structural as lax_st
+from xjax._src.lax import transcendental as lax_tr
 from xjax._src.random import prng
 from xjax._src.random.distributions import (UINT_DTYPES, _check_broadcast_shapes, _check_shape,
                                             _select, _split, gumbel, uniform)
@@ -253,6 +254,6 @@ def _geometric(key, p, shape, dtype):
   u = uniform(key, shape, p.dtype)
   u = jnp.where(u == 0, 1, u)  # log(0) would be -inf; JAX maps u = 0 to 1
   log_one_minus_p = jnp.broadcast_to(lax.log1p(-p), shape)
-  g = lax.floor(lax.div(lax.log(u), log_one_minus_p)) + 1
+  g = lax.floor(lax.div(lax_tr.log(u), log_one_minus_p)) + 1
   return g.astype(dtype)
 

@@ -19,6 +19,7 @@ from xjax._src.jit import jit
 from xjax._src.lax.ad_util import stop_gradient
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import structural as lax_st
+from xjax._src.lax import transcendental as lax_tr
 from xjax._src.random import prng
 from xjax._src.random.keys import check_prng_key
 
@@ -139,7 +140,7 @@ def _normal_real(key, shape, dtype):
   _check_shape("normal", shape)
   lo = np.nextafter(np.array(-1., dtype), np.array(0., dtype), dtype=dtype)
   u = uniform(key, shape, dtype, lo, np.array(1., dtype))
-  return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))
+  return lax.mul(np.array(np.sqrt(2), dtype), lax_tr.erf_inv(u))
 
 
 # ----------------------------------------------------------------------------
@@ -184,13 +185,13 @@ def _laplace(key, shape, dtype):
 @functools.partial(jit, static_argnums=(1, 2))
 def _logistic(key, shape, dtype):
   x = uniform(key, shape, dtype, minval=dtypes.finfo(dtype).tiny, maxval=1.)
-  return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
+  return lax.sub(lax_tr.log(x), lax.log1p(lax.neg(x)))
 
 
 @functools.partial(jit, static_argnums=(1, 2))
 def _cauchy(key, shape, dtype):
   u = uniform(key, shape, dtype, minval=dtypes.finfo(dtype).eps, maxval=1.)
-  return lax.tan(lax.mul(np.array(np.pi, dtype), lax.sub(u, np.array(0.5, dtype))))
+  return lax_tr.tan(lax.mul(np.array(np.pi, dtype), lax.sub(u, np.array(0.5, dtype))))
 
 
 exponential = _sampler("exponential", _exponential)
@@ -247,10 +248,10 @@ def _truncated_normal(key, lower, upper, shape, dtype):
   sqrt2 = np.array(np.sqrt(2), dtype)
   lower = lax.convert_element_type(lower, dtype)
   upper = lax.convert_element_type(upper, dtype)
-  a = lax.erf(jnp.true_divide(lower, sqrt2))
-  b = lax.erf(jnp.true_divide(upper, sqrt2))
+  a = lax_tr.erf(jnp.true_divide(lower, sqrt2))
+  b = lax_tr.erf(jnp.true_divide(upper, sqrt2))
   u = uniform(key, shape, dtype, minval=a, maxval=b)
-  out = jnp.multiply(sqrt2, lax.erf_inv(u))
+  out = jnp.multiply(sqrt2, lax_tr.erf_inv(u))
   # Clamp into the open interval: rounding must not reach the bounds.
   return jnp.clip(out, lax.nextafter(stop_gradient(lower), np.array(np.inf, dtype)),
                   lax.nextafter(stop_gradient(upper), np.array(-np.inf, dtype)))
@@ -323,7 +324,7 @@ def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
 def _rayleigh(key, scale, shape, dtype):
   u = uniform(key, shape, dtype)
   scale = jnp.broadcast_to(scale.astype(dtype), shape)
-  return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), np.array(-2, dtype))))
+  return lax.mul(scale, lax_tr.sqrt(lax.mul(lax_tr.log(u), np.array(-2, dtype))))
 
 
 def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
@@ -342,7 +343,7 @@ def _wald(key, mean, shape, dtype):
   y = lax.integer_pow(v, 2)
   y_sq = lax.integer_pow(y, 2)
   mean_sq = lax.integer_pow(mean, 2)
-  sqrt_term = lax.sqrt(4 * mean * y + mean_sq * y_sq)
+  sqrt_term = lax_tr.sqrt(4 * mean * y + mean_sq * y_sq)
   x = mean + mean_sq * y / 2 - mean / 2 * sqrt_term
   return _select(lax.le(z, mean / (mean + x)), x, mean_sq / x)
 
@@ -362,8 +363,8 @@ def _triangular(key, left, mode, right, shape, dtype):
   mode = jnp.broadcast_to(lax.convert_element_type(mode, dtype), shape)
   fc = (mode - left) / (right - left)
   u = uniform(key, shape, dtype)
-  out1 = left + lax.sqrt(u * (right - left) * (mode - left))
-  out2 = right - lax.sqrt((1 - u) * (right - left) * (right - mode))
+  out1 = left + lax_tr.sqrt(u * (right - left) * (mode - left))
+  out2 = right - lax_tr.sqrt((1 - u) * (right - left) * (right - mode))
   return _select(u < fc, out1, out2)
 
 

@@ -27,6 +27,7 @@ from xjax._src.interpreters import batching
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import structural as lax_st
+from xjax._src.lax import transcendental as lax_tr
 from xjax._src.lax.control_flow.loops import while_loop
 from xjax._src.lax.control_flow.scan import map as scan_map
 from xjax._src.lax.special import random_gamma_grad
@@ -57,15 +58,15 @@ def _gamma_one(key, alpha, log_space):
   alpha_orig = alpha
   alpha = _select(boost_mask, alpha, lax.add(alpha, one))
   d = lax.sub(alpha, one_over_three)
-  c = lax.div(one_over_three, lax.sqrt(d))
+  c = lax.div(one_over_three, lax_tr.sqrt(d))
 
   def cond_fn(kXVU):
     _, X, V, U = kXVU
     # Reject while U >= 1 - 0.0331 X**2 and log U >= X/2 + d (1 - V + log V).
     return lax.bitwise_and(
         lax.ge(U, lax.sub(one, lax.mul(squeeze_const, lax.mul(X, X)))),
-        lax.ge(lax.log(U), lax.add(lax.mul(X, _const(alpha, 0.5)),
-                                   lax.mul(d, lax.add(lax.sub(one, V), lax.log(V))))))
+        lax.ge(lax_tr.log(U), lax.add(lax.mul(X, _const(alpha, 0.5)),
+                                      lax.mul(d, lax.add(lax.sub(one, V), lax_tr.log(V))))))
 
   def body_fn(kXVU):
     def next_kxv(kxv):
@@ -83,9 +84,9 @@ def _gamma_one(key, alpha, log_space):
     log_samples = lax.neg(exponential(subkey, (), dtype=dtype))
     log_boost = _select(boost_mask | (log_samples == 0), zero,
                         lax.mul(log_samples, lax.div(one, alpha_orig)))
-    return lax.add(lax.add(lax.log(d), lax.log(V)), log_boost)
+    return lax.add(lax.add(lax_tr.log(d), lax_tr.log(V)), log_boost)
   samples = 1 - uniform(subkey, (), dtype=dtype)
-  boost = _select(boost_mask, one, lax.pow(samples, lax.div(one, alpha_orig)))
+  boost = _select(boost_mask, one, lax_tr.pow(samples, lax.div(one, alpha_orig)))
   return lax.mul(lax.mul(d, V), boost)
 
 
@@ -363,8 +364,8 @@ def _poisson_knuth(key, lam, shape, dtype, max_iters):
 
 @functools.partial(jit, static_argnums=(2, 3, 4))
 def _poisson_rejection(key, lam, shape, dtype, max_iters):
-  log_lam = lax.log(lam)
-  b = 0.931 + 2.53 * lax.sqrt(lam)
+  log_lam = lax_tr.log(lam)
+  b = 0.931 + 2.53 * lax_tr.sqrt(lam)
   a = -0.059 + 0.02483 * b
   inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
   v_r = 0.9277 - 3.6224 / (b - 2)
@@ -376,8 +377,8 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
     v = uniform(subkey_1, shape, lam.dtype)
     u_shifted = 0.5 - abs(u)
     k = lax.floor((2 * a / u_shifted + b) * u + lam + 0.43)
-    s = lax.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
-    t_ = -lam + k * log_lam - lax.lgamma(k + 1)
+    s = lax_tr.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
+    t_ = -lam + k * log_lam - lax_tr.lgamma(k + 1)
     accept1 = (u_shifted >= 0.07) & (v <= v_r)
     reject = (k < 0) | ((u_shifted < 0.013) & (v > u_shifted))
     accept2 = s <= t_

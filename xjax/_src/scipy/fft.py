@@ -19,6 +19,7 @@ from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import slicing as lax_slicing
 from xjax._src.lax import structural as lax_structural
+from xjax._src.lax import transcendental as lax_tr
 from xjax._src.numpy import creation
 from xjax._src.numpy import fft as jnp_fft
 from xjax._src.numpy import lax_numpy
@@ -75,7 +76,7 @@ def _dct_ortho_norm(out, axis: int):
   factor = lax_structural.concatenate([lax_structural.full((1,), 4, out.dtype),
                                        lax_structural.full((n - 1,), 2, out.dtype)], 0)
   factor = lax_structural.expand_dims(factor, _other_axes(out.ndim, axis))
-  return out / lax.sqrt(factor * n)
+  return out / lax_tr.sqrt(factor * n)
 
 
 def _resize(x, sizes: dict):

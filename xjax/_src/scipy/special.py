@@ -18,6 +18,7 @@ from xjax._src.api import jvp
 from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import special as lax_special
+from xjax._src.lax import transcendental as lax_tr
 from xjax._src.nn.functions import log_softmax as _nn_log_softmax
 from xjax._src.nn.functions import logsumexp as logsumexp  # the same function as in JAX
 from xjax._src.nn.functions import softmax as _nn_softmax
@@ -62,7 +63,7 @@ def _lgamma_value(x):
   near2 = jnp.abs(x - 2) <= 0.5
   e = jnp.where(near1, x - 1, jnp.where(near2, x - 2, jnp.zeros_like(x)))  # exact (Sterbenz)
   series = _lgamma1p_series(e) + jnp.where(near2, lax.log1p(e), jnp.zeros_like(e))
-  out = jnp.where(near1 | near2, series, lax.lgamma(x))
+  out = jnp.where(near1 | near2, series, lax_tr.lgamma(x))
   return jnp.where(x == -np.inf, x, out)
 
 
@@ -71,7 +72,7 @@ def _lgamma(x):
   return _lgamma_value(x)
 
 
-_lgamma.defjvps(lambda g, ans, x: g * lax.digamma(x))
+_lgamma.defjvps(lambda g, ans, x: g * lax_tr.digamma(x))
 
 
 def gammaln(x):
@@ -147,7 +148,7 @@ def _algdiv(a, b):
   # underflow to 0 (b near the largest float), where log1p(h) / h is 1.
   safe_h = jnp.where(h == 0, 1, h)
   u = a * (1 + (a - 0.5) / b) * jnp.where(h == 0, 1, lax.log1p(safe_h) / safe_h)
-  v = a * (lax.log(b) - 1.0)
+  v = a * (lax_tr.log(b) - 1.0)
   return jnp.where(u <= v, (w - v) - u, (w - u) - v), w - u
 
 
@@ -180,7 +181,7 @@ def betaln(a, b):
   large_b = _lgamma(a) + algdiv
   # For a >= 1e6 Stirling's lgamma(a) = (a - 1/2) log a - a + log(2 pi) / 2 cancels the v of
   # algdiv without overflow (lgamma(a) is inf for a near float32's largest value).
-  huge_a = (w_minus_u - a * lax.log(b / a)) + 0.5 * (float(np.log(2 * np.pi)) - lax.log(a))
+  huge_a = (w_minus_u - a * lax_tr.log(b / a)) + 0.5 * (float(np.log(2 * np.pi)) - lax_tr.log(a))
   out = jnp.where(b < 8, small_b, jnp.where(a >= 1e6, huge_a, large_b))
   # a = inf: B(inf, b) is 0 for b > 0 and infinite for b < 0; inf with inf or nan is nan.
   out = jnp.where((b == np.inf) & ~jnp.isnan(a) & (a != np.inf),
@@ -220,7 +221,7 @@ def digamma(x):
   """psi(x) = d/dx log Gamma(x), elementwise (mirrors `jax.scipy.special.digamma`)."""
   x, = promote_args_inexact("digamma", x)
   # psi(x) ~ -1/x at the pole 0: -inf at +0 and inf at -0, as SciPy (XLA gives NaN).
-  return jnp.where(x == 0, jnp.where(jnp.signbit(x), np.inf, -np.inf), lax.digamma(x))
+  return jnp.where(x == 0, jnp.where(jnp.signbit(x), np.inf, -np.inf), lax_tr.digamma(x))
 
 
 def polygamma(n, x):
@@ -235,7 +236,7 @@ def polygamma(n, x):
     raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype {n_dtype}.")
   n, x = promote_args_inexact("polygamma", n, x)
   _reject_complex("polygamma", x)
-  return lax.polygamma(*jnp.broadcast_arrays(n, x))
+  return lax_tr.polygamma(*jnp.broadcast_arrays(n, x))
 
 
 def gammainc(a, x):
@@ -339,19 +340,19 @@ def bernoulli(n: int):
 def erf(x):
   """The error function, for real `x` (mirrors `jax.scipy.special.erf`)."""
   x, = promote_args_inexact("erf", x)
-  return lax.erf(x)
+  return lax_tr.erf(x)
 
 
 def erfc(x):
   """1 - erf(x), computed accurately for large x (mirrors `jax.scipy.special.erfc`)."""
   x, = promote_args_inexact("erfc", x)
-  return lax.erfc(x)
+  return lax_tr.erfc(x)
 
 
 def erfinv(x):
   """The inverse of erf on (-1, 1); +-inf at +-1 (mirrors `jax.scipy.special.erfinv`)."""
   x, = promote_args_inexact("erfinv", x)
-  return lax.erf_inv(x)
+  return lax_tr.erf_inv(x)
 
 
 def _ndtr(x):
@@ -359,8 +360,8 @@ def _ndtr(x):
   half_sqrt_2 = dtype(0.5 * np.sqrt(2.))
   w = x * half_sqrt_2
   z = lax.abs(w)
-  y = jnp.where(z < half_sqrt_2, dtype(1.) + lax.erf(w),
-                jnp.where(w > dtype(0.), dtype(2.) - lax.erfc(z), lax.erfc(z)))
+  y = jnp.where(z < half_sqrt_2, dtype(1.) + lax_tr.erf(w),
+                jnp.where(w > dtype(0.), dtype(2.) - lax_tr.erfc(z), lax_tr.erfc(z)))
   return dtype(0.5) * y
 
 
@@ -413,8 +414,8 @@ def ndtri(p):
   w = q - dtype(0.5)
   ww = lax.square(w)
   central = -(w + w * ww * (poly(_NDTRI_P0, ww) / poly(_NDTRI_Q0, ww))) * dtype(np.sqrt(2. * np.pi))
-  z = lax.sqrt(dtype(-2.) * lax.log(q))
-  first = z - lax.log(z) / z
+  z = lax_tr.sqrt(dtype(-2.) * lax_tr.log(q))
+  first = z - lax_tr.log(z) / z
   far = first - poly(_NDTRI_P2, 1 / z) / poly(_NDTRI_Q2, 1 / z) / z
   near = first - poly(_NDTRI_P1, 1 / z) / poly(_NDTRI_Q1, 1 / z) / z
   x = jnp.where(q > dtype(np.exp(-2.)), central, jnp.where(z >= dtype(8.0), far, near))
@@ -430,14 +431,14 @@ def _log_ndtr_lower(x, series_order):
   """log ndtr(x) for very negative x by the asymptotic series of Abramowitz & Stegun 26.2.12."""
   dtype = x.dtype.type
   x_2 = lax.square(x)
-  log_scale = -dtype(0.5) * x_2 - lax.log(-x) - dtype(0.5 * np.log(2. * np.pi))
+  log_scale = -dtype(0.5) * x_2 - lax_tr.log(-x) - dtype(0.5 * np.log(2. * np.pi))
   total = jnp.ones_like(x)
   x_2n = x_2
   for n in range(1, series_order + 1):
     term = dtype(np.prod(np.arange(2 * n - 1, 1, -2))) / x_2n  # (2n - 1)!! / x^(2n)
     total = total - term if n % 2 else total + term
     x_2n = x_2n * x_2
-  return log_scale + lax.log(total)
+  return log_scale + lax_tr.log(total)
 
 
 def _log_ndtr_impl(x, series_order):
@@ -449,7 +450,7 @@ def _log_ndtr_impl(x, series_order):
   ndtr_value = _ndtr(jnp.where(positive, -x, jnp.maximum(x, lower)))
   return jnp.where(above, -ndtr_value,  # log(1 - e) ~ -e
                    jnp.where(positive, lax.log1p(-ndtr_value),
-                             jnp.where(x > lower, lax.log(ndtr_value),
+                             jnp.where(x > lower, lax_tr.log(ndtr_value),
                                        _log_ndtr_lower(jnp.minimum(x, lower), series_order))))
 
 
@@ -492,7 +493,7 @@ def log_ndtr(x, series_order: int = 3):
 
 @custom_jvp
 def _logit(x):
-  return lax.log(x / (1 - x))
+  return lax_tr.log(x / (1 - x))
 
 
 _logit.defjvps(lambda g, ans, x: g / (x * (1 - x)))
@@ -507,7 +508,7 @@ def logit(x):
 def expit(x):
   """The logistic sigmoid 1 / (1 + exp(-x)) (mirrors `jax.scipy.special.expit`)."""
   x, = promote_args_inexact("expit", x)
-  return lax.logistic(x)
+  return lax_tr.logistic(x)
 
 
 def softmax(x, /, *, axis=None):
@@ -523,14 +524,14 @@ def log_softmax(x, /, *, axis=None):
 @custom_jvp
 def _xlogy(x, y):
   # 0 where x == 0 (even for y == 0), but NaN in y propagates, as in SciPy.
-  return jnp.where((x != 0.) | jnp.isnan(y), x * lax.log(y), jnp.zeros_like(x))
+  return jnp.where((x != 0.) | jnp.isnan(y), x * lax_tr.log(y), jnp.zeros_like(x))
 
 
 @_xlogy.defjvp
 def _xlogy_jvp(primals, tangents):
   (x, y), (x_dot, y_dot) = primals, tangents
   out = _xlogy(x, y)
-  return out, (x_dot * lax.log(y) + y_dot * x / y).astype(out.dtype)
+  return out, (x_dot * lax_tr.log(y) + y_dot * x / y).astype(out.dtype)
 
 
 def xlogy(x, y):
@@ -568,7 +569,7 @@ def _xlogx(x):
   return _xlogy(x, x)
 
 
-_xlogx.defjvps(lambda g, ans, x: g * (lax.log(x) + 1))
+_xlogx.defjvps(lambda g, ans, x: g * (lax_tr.log(x) + 1))
 
 
 def entr(x):
@@ -603,8 +604,8 @@ def _rel_entr(p, q, at_p_zero):
   ratio = safe_p / safe_q
   tiny = np.finfo(p.dtype).smallest_normal
   ratio_ok = (ratio >= tiny) & (ratio < np.inf)
-  log_ratio = jnp.where(ratio_ok, lax.log(jnp.where(ratio_ok, ratio, 1)),
-                        lax.log(safe_p) - lax.log(safe_q))
+  log_ratio = jnp.where(ratio_ok, lax_tr.log(jnp.where(ratio_ok, ratio, 1)),
+                        lax_tr.log(safe_p) - lax_tr.log(safe_q))
   value = safe_p * log_ratio
   out = jnp.where(both_positive, value, jnp.where(p_zero, at_p_zero, np.inf))
   return jnp.where(jnp.isnan(p) | jnp.isnan(q), np.nan, out)

@@ -18,6 +18,7 @@ from xjax._src import dtypes
 from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
+from xjax._src.lax import transcendental as lax_tr
 from xjax._src.lax.control_flow.loops import fori_loop, while_loop
 from xjax._src.lax.control_flow.scan import scan
 from xjax._src.numpy.util import concrete_or_error, promote_args_inexact, promote_dtypes_inexact
@@ -217,7 +218,7 @@ def _hyp2f1_digamma_transform(a, b, c, x, needed):
   d1 = jnp.where(rd >= 0, d, zero)
   d2 = jnp.where(rd >= 0, zero, d)
   ard = jnp.where(rd >= 0, rd, -rd).astype(np.int32)
-  log_s = lax.log(s)
+  log_s = lax_tr.log(s)
 
   def psi_sum(t):
     """psi(1 + t) + psi(1 + t + e) - psi(a + t + d1) - psi(b + t + d1) - log(1 - x)."""
@@ -388,18 +389,18 @@ def _owens_t(h, a):
   a_mod = jnp.where(small_a, a_abs, 1. / a_abs)
   h_mod = jnp.where(small_a, h_abs, a_abs * h_abs)
   value = _owens_t_quadrature(h_mod, a_mod)
-  value = jnp.where(h_mod == 0., lax.atan(a_mod) / dtype(2 * np.pi), value)
+  value = jnp.where(h_mod == 0., lax_tr.atan(a_mod) / dtype(2 * np.pi), value)
   value = jnp.where(a_mod == 1.,
-                    0.125 * lax.erfc(-h_mod / root_2) * lax.erfc(h_mod / root_2), value)
-  erfc_h = lax.erfc(h_abs / root_2)
-  erfc_ah = lax.erfc(a_abs * h_abs / root_2)
+                    0.125 * lax_tr.erfc(-h_mod / root_2) * lax_tr.erfc(h_mod / root_2), value)
+  erfc_h = lax_tr.erfc(h_abs / root_2)
+  erfc_ah = lax_tr.erfc(a_abs * h_abs / root_2)
   reflected = jnp.where(
       a_abs * h_abs <= 0.67,
-      0.25 - 0.25 * lax.erf(h_abs / root_2) * lax.erf(a_abs * h_abs / root_2) - value,
+      0.25 - 0.25 * lax_tr.erf(h_abs / root_2) * lax_tr.erf(a_abs * h_abs / root_2) - value,
       0.25 * (erfc_h + erfc_ah - erfc_h * erfc_ah) - value)
   value = lax.sign(a) * jnp.where(small_a, value, reflected)
   # T(0, a) = atan(a) / (2 pi) also at a = +-inf (+-1/4), where h_mod = inf * 0 is NaN.
-  value = jnp.where(h == 0., lax.atan(a) / dtype(2 * np.pi), value)
+  value = jnp.where(h == 0., lax_tr.atan(a) / dtype(2 * np.pi), value)
   return jnp.where(jnp.isnan(a) | jnp.isnan(h), jnp.full_like(value, np.nan), value)
 
 
@@ -410,7 +411,7 @@ def _owens_t_jvp(primals, tangents):
   dtype = h.dtype.type
   ans = _owens_t(h, a)
   # dT/dh = -exp(-h^2/2) erf(a h / sqrt 2) / (2 sqrt(2 pi)); dT/da = exp(-(1+a^2) h^2/2) / (2 pi (1+a^2)).
-  d_h = -lax.exp(-0.5 * lax.square(h)) * lax.erf(a * h / dtype(np.sqrt(2))) / dtype(
+  d_h = -lax.exp(-0.5 * lax.square(h)) * lax_tr.erf(a * h / dtype(np.sqrt(2))) / dtype(
       2 * np.sqrt(2 * np.pi))
   one_a2 = 1. + lax.square(a)
   d_a = lax.exp(-0.5 * one_a2 * lax.square(h)) / (dtype(2 * np.pi) * one_a2)
@@ -494,19 +495,19 @@ def _normalized_legendre(l, m, x, p_prev, p_prev2):
   below = m < l
   l2, m2 = l * l, m * m
   safe = jnp.where(below, l2 - m2, 1.)
-  d0 = lax.sqrt((4. * l2 - 1.) / safe)
-  d1 = lax.sqrt(jnp.maximum((2. * l + 1.) * ((l - 1.) ** 2 - m2) / ((2. * l - 3.) * safe), 0.))
+  d0 = lax_tr.sqrt((4. * l2 - 1.) / safe)
+  d1 = lax_tr.sqrt(jnp.maximum((2. * l + 1.) * ((l - 1.) ** 2 - m2) / ((2. * l - 3.) * safe), 0.))
   three_term = d0[:, None] * x * p_prev - d1[:, None] * p_prev2
   # The diagonal uses the previous degree's diagonal, one order lower.
   shifted = jnp.concatenate([jnp.zeros_like(p_prev[:1]), p_prev[:-1]], axis=0)
-  diag = -lax.sqrt((2. * l + 1.) / (2. * l)) * lax.sqrt(1. - x * x) * shifted
+  diag = -lax_tr.sqrt((2. * l + 1.) / (2. * l)) * lax_tr.sqrt(1. - x * x) * shifted
   zero = jnp.zeros_like(p_prev)
   return jnp.where(below[:, None], three_term, jnp.where((m == l)[:, None], diag, zero))
 
 
 @jit(static_argnums=(4,))
 def _sph_harm(n, m, theta, phi, n_max):
-  x = lax.cos(theta)
+  x = lax_tr.cos(theta)
   orders = jnp.arange(n_max + 1, dtype=x.dtype)
   # Indices clipped into the table of degrees and orders 0..n_max, as JAX's gather does.
   m_abs = lax.abs(m)
@@ -527,7 +528,8 @@ def _sph_harm(n, m, theta, phi, n_max):
     _, _, value = fori_loop(1, n_max + 1, body, (p0, jnp.zeros_like(p0), value))
 
   angle = m_abs * phi
-  harmonics = lax.complex(*promote_dtypes_inexact(value * lax.cos(angle), value * lax.sin(angle)))
+  harmonics = lax.complex(*promote_dtypes_inexact(value * lax_tr.cos(angle),
+                                                  value * lax_tr.sin(angle)))
   return jnp.where(m < 0, (-1.0) ** m_abs * lax.conj(harmonics), harmonics)
 
 

@@ -17,6 +17,7 @@ import xjax.numpy as jnp
 from xjax._src import dtypes
 from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.lax import elementwise as lax
+from xjax._src.lax import transcendental as lax_tr
 from xjax._src.lax.control_flow.loops import while_loop
 from xjax._src.numpy.util import ensure_arraylike, promote_args_inexact, promote_dtypes_complex
 
@@ -90,8 +91,8 @@ def _two_exp_minus_square(z):
   phase = -2 * x * y
   modulus = lax.exp(log_modulus)
   # where phase == 0 the imaginary part is 0 even when the modulus is inf
-  imag = jnp.where(phase == 0, phase, modulus * lax.sin(phase))
-  return lax.complex(modulus * lax.cos(phase), imag)
+  imag = jnp.where(phase == 0, phase, modulus * lax_tr.sin(phase))
+  return lax.complex(modulus * lax_tr.cos(phase), imag)
 
 
 def _wofz_upper(z):
@@ -180,7 +181,7 @@ def _erfcx_real(x):
   switch, n_terms = _ERFCX_ASYMPTOTIC[x.dtype]
   large = x > switch
   safe_x = jnp.where(large, jnp.zeros_like(x), x)
-  direct = _exp_square(safe_x) * lax.erfc(safe_x)
+  direct = _exp_square(safe_x) * lax_tr.erfc(safe_x)
   big_x = jnp.where(large, x, jnp.ones_like(x))
   series = _horner(_asymptotic_erfcx_coeffs(n_terms), 1 / lax.square(big_x)) / (big_x * _SQRT_PI)
   # 2 exp(x^2) overflows below -27 (float64's largest exponent is 709.8); the split of x^2
@@ -382,7 +383,7 @@ def _sin_cos_half_pi_square(x):
   s = jnp.fmod(ax, 2.0)
   r = jnp.fmod(s * (ax - s / 2), 2.0)
   r = jnp.where(r > 1, r - 2, r)  # in (-1, 1]
-  return lax.sin(np.pi * r), lax.cos(np.pi * r)
+  return lax_tr.sin(np.pi * r), lax_tr.cos(np.pi * r)
 
 
 def _fresnel_real(x):
@@ -542,7 +543,7 @@ def _sici(x):
   a = jnp.where(small & (ax > 0), ax, jnp.ones_like(ax))
   z = a * a
   si_small = a * _horner(_SICI_SN, z) / _horner(_SICI_SD, z)
-  ci_small = _EULER + lax.log(a) + z * _horner(_SICI_CN, z) / _horner(_SICI_CD, z)
+  ci_small = _EULER + lax_tr.log(a) + z * _horner(_SICI_CN, z) / _horner(_SICI_CD, z)
 
   finite = jnp.isfinite(ax)
   a = jnp.where(small | ~finite, jnp.full_like(ax, 5.0), ax)
@@ -556,7 +557,7 @@ def _sici(x):
   very_large = a > 1e9
   f = jnp.where(very_large, 1 / a, f)
   g = jnp.where(very_large, jnp.zeros_like(g), g)
-  sin_a, cos_a = lax.sin(a), lax.cos(a)
+  sin_a, cos_a = lax_tr.sin(a), lax_tr.cos(a)
   si_large = np.pi / 2 - f * cos_a - g * sin_a
   ci_large = f * sin_a - g * cos_a
 
@@ -573,7 +574,7 @@ def _sici(x):
 def _sici_jvp(primals, tangents):
   (x,), (x_dot,) = primals, tangents
   x = jnp.asarray(x)
-  return _sici(x), (jnp.sinc(x / np.pi) * x_dot, lax.cos(x) / x * x_dot)
+  return _sici(x), (jnp.sinc(x / np.pi) * x_dot, lax_tr.cos(x) / x * x_dot)
 
 
 def sici(x):
@@ -658,7 +659,7 @@ def _ei_positive(x):
   """Ei(x) for x > 0 (other entries are garbage and must be masked by the caller)."""
   a = jnp.where(x <= 2, x, jnp.ones_like(x))
   num, den = _EI_SMALL
-  result = _EULER + lax.log(a) + a * _horner(num, a) / _horner(den, a)
+  result = _EULER + lax_tr.log(a) + a * _horner(num, a) / _horner(den, a)
   lower = 2.0
   for upper, num, den in _EI_LARGE:
     inside = (x > lower) & (x <= upper)
@@ -718,7 +719,7 @@ def _expn_series(n, x, active):
 
   init = (zero, one, jnp.where(n == 1, zero, 1 / (1 - n)), zero, jnp.where(n == 1, one, zero))
   _, _, total, harmonic, c = _masked_loop(step, active, init)
-  value = c * (harmonic - _EULER - lax.log(x)) - total
+  value = c * (harmonic - _EULER - lax_tr.log(x)) - total
   return jnp.where(n == lax.floor(n), value, np.nan)  # JAX: NaN for a non-integer n here
 
 

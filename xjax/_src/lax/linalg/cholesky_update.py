@@ -14,6 +14,7 @@ from xjax._src.interpreters import lowering
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax import slicing
 from xjax._src.lax import structural
+from xjax._src.lax import transcendental as tr
 from xjax._src.lax.control_flow.conditionals import cond
 from xjax._src.lax.linalg.common import linalg_primitive
 
@@ -62,7 +63,7 @@ def _givens(x, y):
     abs_x, abs_y = ew.abs(x), ew.abs(y)
     scale = ew.select_n(ew.gt(abs_x, abs_y), abs_y, abs_x)
     x, y = ew.div(x, scale), ew.div(y, scale)
-    inv_r = ew.div(structural.full((), 1, dtype), ew.sqrt(ew.add(ew.mul(x, x), ew.mul(y, y))))
+    inv_r = ew.div(structural.full((), 1, dtype), tr.sqrt(ew.add(ew.mul(x, x), ew.mul(y, y))))
     return ew.mul(x, inv_r), ew.mul(ew.neg(y), inv_r)
 
   identity = (np.array(1, dtype), np.array(0, dtype))

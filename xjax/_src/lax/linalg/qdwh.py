@@ -23,6 +23,7 @@ from xjax._src.jit import jit
 from xjax._src.lax import dot as lax_dot
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax import reductions, slicing, structural
+from xjax._src.lax import transcendental as tr
 from xjax._src.lax.control_flow.loops import fori_loop, while_loop
 from xjax._src.lax.linalg.cholesky import cholesky
 from xjax._src.lax.linalg.common import H, eye_like
@@ -62,7 +63,7 @@ def _abs_sum_max(x, sum_axis):
 
 def _frobenius(x):
   a = ew.abs(x)
-  return ew.sqrt(reductions.reduce_sum(ew.mul(a, a), (0, 1)))
+  return tr.sqrt(reductions.reduce_sum(ew.mul(a, a), (0, 1)))
 
 
 def _conj(x):
@@ -134,7 +135,7 @@ def _qdwh(x, m, n, max_iterations: int, eps):
     eps = float(np.finfo(dtype).eps)
   one_norm = _abs_sum_max(x, 0)
   inf_norm = _abs_sum_max(x, 1)
-  alpha_inverse = ew.mul(ew.rsqrt(one_norm), ew.rsqrt(inf_norm))
+  alpha_inverse = ew.mul(tr.rsqrt(one_norm), tr.rsqrt(inf_norm))
   alpha_inverse = ew.select_n(ew.eq(one_norm, _full(0, real_dtype)), alpha_inverse,
                               _full(1, real_dtype))
   u = _scale(alpha_inverse, x)  # now ||u||_2 <= 1
