@@ -6,6 +6,7 @@ import xjax
 import xjax.numpy as jnp
 from xjax import lax
 from xjax._src import core
+from xjax._src import jaxpr_pp
 from xjax._src import pretty_printer as pp
 
 
@@ -65,7 +66,7 @@ def test_typecheck_accepts_traced_jaxprs():
 
 
 def test_variable_names_continue_past_z():
-  assert [core._alphabetic(i) for i in (0, 25, 26, 27, 51, 52, 701, 702)] == \
+  assert [jaxpr_pp._alphabetic(i) for i in (0, 25, 26, 27, 51, 52, 701, 702)] == \
       ["a", "z", "ba", "bb", "bz", "ca", "baz", "bba"]  # base 26 with 'a' as zero, as JAX
 
 

@@ -25,9 +25,11 @@ import numpy as np
 from typing import Any
 
 from xjax._src import core
+from xjax._src import jaxpr_pp
 from xjax._src import dispatch
 from xjax._src import dtypes
 from xjax._src import executable_cache
+from xjax._src import linear_util as lu
 from xjax._src import tree_util
 from xjax._src.api_util import (flatten_fun_nokwargs, fun_name, fun_signature,
                                 infer_argnums_and_argnames)
@@ -36,6 +38,9 @@ from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.jit import jit_p
+from xjax._src.lax import elementwise
+from xjax._src.lax import structural
 
 
 # ----------------------------------------------------------------------------
@@ -86,8 +91,7 @@ def zero_from_primal(val, symbolic_zeros: bool = False):
 
 
 def _zeros_array(aval):
-  """A zero Array of `aval`, weak type kept (lax is imported lazily: it sits above this module)."""
-  from xjax._src.lax import elementwise, structural
+  """A zero Array of `aval`, weak type kept."""
   return elementwise.convert_element_type(structural.full(aval.shape, 0, aval.dtype), aval.dtype,
                                           weak_type=aval.weak_type)
 
@@ -233,7 +237,6 @@ def _call_eagerly(custom, args, kwargs):
 def _eval_call(*args, call_jaxpr, **_):
   if core.has_side_effects(call_jaxpr.jaxpr):  # op by op, as JAX evaluates it (checkify's check)
     return core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
-  from xjax._src.jit import jit_p
   return jit_p.impl(*args, jaxpr=call_jaxpr, name="custom_call", donated_invars=(),
                     inline=False, keep_unused=False)
 
@@ -314,7 +317,7 @@ def _pp_custom_call(rule_params):
       fn = params.pop(param)
       name = getattr(fn, "fun_name", name)
       params[key] = getattr(fn, "rule_name", "unknown")
-    return core.pp_eqn_with_params(eqn, context, {"name": name, **dict(sorted(params.items()))})
+    return jaxpr_pp.pp_eqn_with_params(eqn, context, {"name": name, **dict(sorted(params.items()))})
   return pp_eqn
 
 
@@ -359,7 +362,6 @@ def _custom_jvp_bind_params(params):
   """JAX's form of the params to re-bind an equation with (`Primitive.get_bind_params`):
   the function and its JVP rule as ``subfuns``, linear_util.WrappedFuns over all the
   operands (constants included), instead of the jaxpr and the rule."""
-  from xjax._src import linear_util as lu  # beside the jax.extend surface, not below it
   new = dict(params)
   call_jaxpr, num_consts = new.pop("call_jaxpr"), new.pop("num_consts")
   jvp = new.pop("jvp_jaxpr_fun")

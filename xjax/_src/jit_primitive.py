@@ -10,6 +10,7 @@ discharge of refs. The jitted function object and its caches are in `jit.py` and
 from __future__ import annotations
 
 from xjax._src import core
+from xjax._src import jaxpr_pp
 from xjax._src import debug_nans
 from xjax._src import dispatch
 from xjax._src import executable_cache
@@ -274,7 +275,7 @@ def _jit_pp_eqn(eqn, context):
   if not params["keep_unused"]:
     del params["keep_unused"]
   shown.update(sorted(params.items()))
-  return core.pp_eqn_with_params(eqn, context, shown)
+  return jaxpr_pp.pp_eqn_with_params(eqn, context, shown)
 
 
 jit_p.pp_eqn = _jit_pp_eqn

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from xjax._src import core
+from xjax._src import jaxpr_pp
 from xjax._src import executable_cache
 from xjax._src import source_info
 from xjax._src.config import config
@@ -71,7 +72,7 @@ class DynamicJaxprTracer(core.Tracer):
       lines = []
       for eqn in eqns[:5]:
         where = eqn.source_info.summarize() if eqn.source_info else "unknown"
-        lines.append(f"  operation {core.pp_eqn_standalone(eqn)}\n    from line {where}")
+        lines.append(f"  operation {jaxpr_pp.pp_eqn_standalone(eqn)}\n    from line {where}")
       origin += ("This value became a tracer due to JAX operations on these lines:"
                  "\n\n" + "\n\n".join(lines))
       if len(eqns) > 5:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 from xjax._src import core
+from xjax._src import jaxpr_pp
 from xjax._src import dispatch
 from xjax._src import dtypes
 from xjax._src import pretty_printer as pp
@@ -621,7 +622,7 @@ def _pp_ref(ref, tree, idx, context) -> pp.Doc:
 def _get_pp(eqn, context) -> pp.Doc:
   (out,) = eqn.outvars
   ref, *idx = eqn.invars
-  return pp.concat([core.pp_vars([out], context, print_shapes=True), pp.text(" <- "),
+  return pp.concat([jaxpr_pp.pp_vars([out], context, print_shapes=True), pp.text(" <- "),
                     _pp_ref(ref, eqn.params["tree"], idx, context)])
 
 
@@ -631,7 +632,7 @@ def _swap_pp(eqn, context) -> pp.Doc:
   target = _pp_ref(ref, eqn.params["tree"], idx, context)
   if isinstance(out, core.DropVar) or context.names.get(out) == "_":
     return pp.concat([target, pp.text(" <- "), pp.text(context.name(val))])
-  return pp.concat([core.pp_vars([out], context, print_shapes=True), pp.text(", "), target,
+  return pp.concat([jaxpr_pp.pp_vars([out], context, print_shapes=True), pp.text(", "), target,
                     pp.text(" <- "), target, pp.text(", "),
                     pp.text(context.name(val))])
 
