@@ -13,6 +13,7 @@ import itertools
 import json
 import os
 import resource
+import subprocess
 import sys
 import time
 
@@ -396,6 +397,16 @@ def _warm_cache_first_call(lib) -> float:
   return float(np.median(times))
 
 
+def _import_time(lib, runs=7):
+  """Seconds `import <lib>` takes in a fresh interpreter (the median of `runs`), timed inside
+  the child so interpreter start-up is left out."""
+  code = (f"import time; t = time.perf_counter(); import {lib}; "
+          "print(time.perf_counter() - t)")
+  times = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                check=True).stdout) for _ in range(runs)]
+  return float(np.median(times))
+
+
 def overhead_main(lib):
   """Per-call overheads (issue 20): jit dispatch with many arguments, eager ops on small
   arrays, tracing and lowering, and eager control flow (compiled once per signature)."""
@@ -424,6 +435,7 @@ def overhead_main(lib):
 
   results["jit dispatch, x = f(x) in a loop"] = _timeit(feed_back, 5000)
   results["jit dispatch, alternating outputs of two functions"] = _timeit(alternate, 5000)
+  results["import (fresh process, median of 7)"] = _import_time(lib)
   results["eager x + 1 (3 elements, Python scalar)"] = _timeit(
       lambda: (x3 + 1).block_until_ready(), 2000)
   x100 = jnp.arange(100.0)

@@ -30,6 +30,7 @@ from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.jit_primitive import jit_p
 
 # ----------------------------------------------------------------------------
 # What a policy may answer
@@ -243,7 +244,6 @@ def checkpoint_name(x, name):
 def _checkpoint_impl(*args, jaxpr, prevent_cse, differentiated, policy):
   if core.has_side_effects(jaxpr.jaxpr):  # op by op, as JAX evaluates it (checkify's check)
     return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
-  from xjax._src.jit import jit_p
   return jit_p.impl(*args, jaxpr=jaxpr, name="checkpoint", donated_invars=(), inline=False,
                     keep_unused=False)
 

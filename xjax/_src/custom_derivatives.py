@@ -38,7 +38,7 @@ from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.jit import jit_p
+from xjax._src.jit_primitive import jit_p
 from xjax._src.lax import elementwise
 from xjax._src.lax import structural
 

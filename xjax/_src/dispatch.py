@@ -227,9 +227,6 @@ class Executable:
 _TOKEN_BUFFER_AVAL = core.ShapedArray((0,), np.bool_)
 
 
-log_compile = compile_log.log_compile  # TEMP: jit.py still reads it here (issue 34 split)
-
-
 def compile_jaxpr(closed_jaxpr: core.ClosedJaxpr, device, name: str) -> Executable:
   """Lowers and compiles `closed_jaxpr` for `device`; its consts are transferred once."""
   if state_types.takes_refs(closed_jaxpr):

@@ -8,7 +8,7 @@ Every compiled program xjax runs is found through an `LRUCache`:
   primitives on sharded arrays, eager shard_map and pmap, reshards, eager
   control flow holding a shard_map);
 * one `LRUCache` per jitted function and options (jit's signatures, see
-  `jit._ExecutableCache`), whose entries hold programs of `executables`.
+  `jit_cache._ExecutableCache`), whose entries hold programs of `executables`.
 
 A key names what determines the program, and nothing less:
 
@@ -36,6 +36,8 @@ from __future__ import annotations
 import collections
 import threading
 import weakref
+
+from xjax._src import core
 
 _MISSING = object()
 
@@ -144,7 +146,6 @@ class DerivedCache:
 
   def get_or_build(self, obj, key, build):
     """The value derived from `obj` under `key` in this trace context, else `build()`."""
-    from xjax._src import core  # core sits below every user of this cache
     key = (key, core.trace_context())
     with self._lock:
       per = self._data.get(obj)

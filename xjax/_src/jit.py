@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 
+from xjax._src import compile_log
 from xjax._src import core
 from xjax._src import debug_nans
 from xjax._src import dispatch
@@ -506,7 +507,7 @@ class PjitFunction:
     fun_name = f"jit({self._name})"
     with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, fun_name):
       text, callbacks = lowering.lower_jaxpr_to_module(closed, f"jit_{self._name}", spmd=module)
-    dispatch.log_compile(self._name, avals)
+    compile_log.log_compile(self._name, avals)
     exe = backend.compile_module(text, module.mesh._flat_devices_tuple, callbacks,
                                  compiler_options=self._compiler_options, fun_name=fun_name)
     executable = spmd.ShardedExecutable(exe, closed, module.mesh, text, len(closed.consts),
@@ -529,7 +530,7 @@ class PjitFunction:
       fun_name = f"jit({self._name})"
       with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, fun_name):
         text, callbacks = self._lower(closed, donate_mask)
-      dispatch.log_compile(self._name, avals)
+      compile_log.log_compile(self._name, avals)
       exe = backend.compile_module(text, device, callbacks,
                                    compiler_options=self._compiler_options, fun_name=fun_name)
       consts = [dispatch.to_buffer(c, device) for c in closed.consts]

@@ -2,9 +2,8 @@
 
 ``jit(f)`` is a `Wrapped`; ``jit(f).trace(*args)`` a `Traced` (the jaxpr),
 ``.lower()`` a `Lowered` (the StableHLO module), ``.compile()`` a `Compiled` (the
-executable). The three stage classes live in `xjax._src.jit` beside the `PjitFunction` object
-that makes them; they derive from `Stage` here, which describes their arguments by
-`ArgInfo`s.
+executable). The three stage classes live in `xjax._src.jit_stages`; they derive from
+`Stage` here, which describes their arguments by `ArgInfo`s.
 """
 from __future__ import annotations
 
