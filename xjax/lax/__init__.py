@@ -215,8 +215,6 @@ from xjax._src.lax.tokens import (
     after_all as after_all, after_all_p as after_all_p, create_token as create_token,
     create_token_p as create_token_p)
 from xjax._src.device_put import device_put_p as device_put_p
-# --- linear algebra (issue 14) ---
-from xjax.lax import linalg as linalg
 # --- FFT (issue 14) ---
 from xjax._src.lax.fft import FftType as FftType, fft as fft, fft_p as fft_p
 # --- convolutions (issue 15) ---
@@ -251,3 +249,7 @@ from xjax._src.lax.special import (
     random_gamma_grad as random_gamma_grad,
     zeta as zeta, zeta_p as zeta_p,
 )
+# --- linear algebra (issue 14): imported on first use (import time, issue 34) ---
+from xjax._src import lazy_loader as _lazy_loader
+
+__getattr__, __dir__ = _lazy_loader.attach(globals(), {"linalg"})
