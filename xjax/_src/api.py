@@ -30,6 +30,8 @@ from xjax._src.shape_dtype_struct import ShapeDtypeStruct
 from xjax._src.config import config
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.lax.elementwise import convert_element_type
+from xjax._src.random.prng import PRNGKeyArray
 
 
 def effects_barrier():
@@ -242,7 +244,6 @@ def eval_shape(fun, *args, **kwargs):
   out = tree_util.tree_unflatten(out_tree, shapes)
   # A typed key array is a pytree node in xjax (its key data is the child) but a leaf in
   # JAX: give its ShapeDtypeStruct (of the key dtype) in place of the node, as JAX does.
-  from xjax._src.random.prng import PRNGKeyArray  # random sits above api
   is_key = lambda x: isinstance(x, PRNGKeyArray)
   return tree_util.tree_map(lambda x: x._base_array if is_key(x) else x, out, is_leaf=is_key)
 
@@ -603,7 +604,6 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
       ans, vjp_fun = vjp(partial_fun, *dyn)
     _check_scalar_output(ans, holomorphic)
     ans_aval = core.get_aval(ans)
-    from xjax._src.lax.elementwise import convert_element_type  # api sits below lax
     one = convert_element_type(1, ans_aval.dtype, weak_type=ans_aval.weak_type)
     grads = vjp_fun(one)
     g = grads[0] if single else tuple(grads)

@@ -21,6 +21,8 @@ from xjax._src import dtypes
 from xjax._src import effects
 from xjax._src import tree_util
 from xjax._src.interpreters import batching
+from xjax._src.lax import structural
+from xjax._src.lax.control_flow.scan import scan
 
 
 class _FlatCallback:
@@ -238,7 +240,6 @@ def _pure_callback_batch(axis_data, args, dims, *, vmap_method, result_avals, **
     outs = pure_callback_p.bind(*args, vmap_method=vmap_method, result_avals=batched_avals,
                                 **params)
   elif vmap_method in ("expand_dims", "broadcast_all"):
-    from xjax._src.lax import structural
     lead = size if vmap_method == "broadcast_all" else 1
     args = [structural.broadcast(x, (lead,)) if d is None else x for x, d in zip(args, dims)]
     outs = pure_callback_p.bind(*args, vmap_method=vmap_method, result_avals=batched_avals,
@@ -258,7 +259,6 @@ def _pure_callback_batch(axis_data, args, dims, *, vmap_method, result_avals, **
 
 def _sequential(bind_one, args, dims, unroll=False):
   """`bind_one` mapped over the leading axis of the batched `args` with a scan."""
-  from xjax._src.lax.control_flow.scan import scan
   batched = [x for x, d in zip(args, dims) if d is not None]
 
   def body(carry, xs):

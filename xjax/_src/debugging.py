@@ -22,7 +22,9 @@ import numpy as np
 from xjax._src import core
 from xjax._src import effects
 from xjax._src import tree_util
-from xjax._src.callback import as_arrays
+from xjax._src.callback import as_arrays, io_callback
+from xjax._src.lax.slicing import index_in_dim
+from xjax._src.shape_dtype_struct import ShapeDtypeStruct
 
 logger = logging.getLogger("xjax._src.debugging")
 
@@ -144,7 +146,6 @@ def _debug_transpose(cts, *args, **params):
 def _unrolled_batch(prim):
   """Binds `prim` once per element of the batch, as JAX's debugging batching rule does."""
   def rule(axis_data, args, dims, **params):
-    from xjax._src.lax.slicing import index_in_dim
     for i in range(axis_data.size):
       prim.bind(*(x if d is None else index_in_dim(x, i, d, keepdims=False)
                   for x, d in zip(args, dims)), **params)
@@ -344,8 +345,6 @@ def debug_callback_with_result(callback, values, passthrough):
   def run(*xs):
     callback(*xs[:len(values)])
     return [np.asarray(x) for x in xs[len(values):]]
-  from xjax._src.callback import io_callback
-  from xjax._src.shape_dtype_struct import ShapeDtypeStruct
   shapes = [ShapeDtypeStruct(np.shape(x), np.result_type(x)) for x in passthrough]
   return io_callback(run, shapes, *values, *passthrough)
 

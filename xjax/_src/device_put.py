@@ -19,6 +19,7 @@ from xjax._src import core
 from xjax._src import dispatch
 from xjax._src import tree_util
 from xjax._src.array import Array
+from xjax._src.devices import process_count
 from xjax._src.sharding import rules
 from xjax._src.sharding import spmd
 from xjax._src.sharding.mesh import get_concrete_mesh
@@ -84,7 +85,6 @@ def place(leaf, device, semantics: ArrayCopySemantics):
 def _check_same_in_every_process(value, sharding) -> None:
   """A host value placed over several processes' devices must be the same in each (each
   process places its own devices' pieces of it): JAX's AssertionError otherwise."""
-  from xjax._src.devices import process_count
   if len({d.process_index for d in sharding._device_assignment}) != process_count():
     return  # some processes place nothing: their values need not agree
   from xjax._src import multihost_utils

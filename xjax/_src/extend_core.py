@@ -10,6 +10,8 @@ import numpy as np
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import errors
+from xjax._src.interpreters import batching
+from xjax._src.interpreters import partial_eval as pe
 
 # JAX's `Effects` is a set of effects; xjax's jaxprs compute theirs as frozensets.
 Effects = frozenset
@@ -181,13 +183,11 @@ def _trace_stack() -> list:
 def unsafe_am_i_under_a_jit() -> bool:
   """Whether a jaxpr is being staged (jit, make_jaxpr, a control-flow body) below the
   current trace."""
-  from xjax._src.interpreters import partial_eval as pe  # noqa: PLC0415 - above core
   return any(isinstance(t, pe.DynamicJaxprTrace) for t in _trace_stack())
 
 
 def unsafe_am_i_under_a_vmap() -> bool:
   """Whether a vmap is active."""
-  from xjax._src.interpreters import batching  # noqa: PLC0415 - above core
   return any(isinstance(t, batching.BatchTrace) for t in _trace_stack())
 
 

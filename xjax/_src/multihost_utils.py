@@ -17,6 +17,8 @@ from xjax._src import devices
 from xjax._src import distributed
 from xjax._src import tree_util
 from xjax._src.device_put import device_put, placement_device
+from xjax._src.jit import jit
+from xjax._src.lax import reductions
 from xjax._src.sharding import array_construction
 from xjax._src.array import Array
 from xjax._src.sharding.array_construction import make_array_from_single_device_arrays
@@ -36,7 +38,6 @@ def _processes_mesh() -> Mesh:
 
 def _sum_leading(tree):
   """Each leaf summed over its leading (process) axis, in its dtype (bool: any)."""
-  from xjax._src.lax import reductions
 
   def one(x):
     reduce = reductions.reduce_or if x.dtype == np.bool_ else reductions.reduce_sum
@@ -67,7 +68,6 @@ def broadcast_one_to_all(in_tree, is_source: bool | None = None):
     return host_local_array_to_global_array((x if is_source else np.zeros_like(x))[None],
                                             mesh, P("processes"))
 
-  from xjax._src.jit import jit
   with set_mesh(mesh):
     out = jit(_sum_leading, out_shardings=P())(tree_util.tree_map(stacked, in_tree))
   return tree_util.tree_map(lambda x: np.asarray(x.addressable_data(0)), out)
@@ -96,7 +96,6 @@ def process_allgather(in_tree, tiled: bool = False):
 
 
 def _allgather(x, tiled: bool):
-  from xjax._src.jit import jit
   if type(x) is Array and not x.is_fully_addressable:
     if not tiled:
       raise ValueError("Gathering global non-fully-addressable arrays only supports tiled=True")

@@ -15,7 +15,9 @@ from xjax._src import api_util
 from xjax._src import backend as _backend  # `pmap` has an argument of that name
 from xjax._src import core
 from xjax._src.devices import check_backend
+from xjax._src.device_put import device_put
 from xjax._src import executable_cache
+from xjax._src.jit import jit
 from xjax._src import tree_util
 from xjax._src.lax import structural
 from xjax._src.shard_map import shard_map
@@ -158,7 +160,6 @@ class _PmapStage:
 def _onto_mesh(leaves, mesh, in_axes_flat, axis_name) -> list:
   """The leaves, those laid out over another mesh (another axis name over the devices, as
   from an earlier device_put) moved onto pmap's own, as JAX's pmap takes any input."""
-  from xjax._src.device_put import device_put
   out = []
   for x, ax in zip(leaves, in_axes_flat):
     sharding = getattr(x, "sharding", None) if not isinstance(x, core.Tracer) else None
@@ -252,7 +253,6 @@ def _axis_spec(axis_name, axis) -> PartitionSpec:
 def _build(fun, axis_name, mesh_devices, in_tree, in_axes_flat, out_axes, static_argnums,
            statics, donated, eager):
   """The jitted shard_map of `fun` for one argument structure (what JAX caches per call)."""
-  from xjax._src.jit import jit
   mesh = Mesh(np.array(mesh_devices, dtype=object), (axis_name,))
   in_specs = tuple(_axis_spec(axis_name, ax) for ax in in_axes_flat)
   out_specs = tree_util.tree_map(lambda ax: _axis_spec(axis_name, ax), out_axes,

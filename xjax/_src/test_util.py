@@ -18,6 +18,7 @@ import functools
 import ml_dtypes
 import numpy as np
 
+from xjax._src import api
 from xjax._src import dtypes
 from xjax._src import tree_util
 from xjax._src.device_put import device_put
@@ -300,7 +301,6 @@ def rand_not_small_int(rng, scale=3.0):
 
 
 def _autodiff(name: str):
-  from xjax._src import api
   fn = getattr(api, name, None)
   if fn is None:
     raise NotImplementedError(f"check_grads needs xjax.{name}, which is not implemented yet")

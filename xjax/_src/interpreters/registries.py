@@ -27,6 +27,7 @@ from collections.abc import MutableMapping
 
 import numpy as np
 
+from xjax._src import callback as callback_mod
 from xjax._src import core
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering as lowering_mod
@@ -379,7 +380,6 @@ def emit_python_callback(ctx, callback, token, operands, operand_avals, result_a
   if partitioned or sharding is not None:
     raise NotImplementedError("emit_python_callback: partitioned or sharded host callbacks "
                               "are not supported by xjax")
-  from xjax._src import callback as callback_mod  # above the interpreters
 
   def run(*xs):
     return callback_mod.check_results(callback(*xs), list(result_avals))

@@ -22,6 +22,8 @@ import os
 import sys
 import types
 
+from xjax._src.config import config
+
 # The JAX release whose API xjax mirrors: what `jax.__version__` says once installed.
 JAX_VERSION = "0.10.2"
 
@@ -150,6 +152,5 @@ def install_as_jax() -> types.ModuleType:
   if "JAX_THREEFRY_PARTITIONABLE" not in os.environ:
     # Programs written for JAX 0.10.2 expect its default stream layout (xjax's own default
     # is the original layout that the Sharp Bits document prints).
-    from xjax._src.config import config
     config.update("jax_threefry_partitionable", True)
   return _finder.root
