@@ -7,6 +7,7 @@ from typing import Union
 
 import numpy as np
 
+from xjax._src import backend
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
@@ -18,6 +19,7 @@ from xjax._src.lax.dot_algorithms import DotAlgorithm, DotAlgorithmPreset
 from xjax._src.lax.elementwise import _coerce_scalars, convert_element_type
 from xjax._src.lax.structural import transpose
 from xjax._src.lax.utils import standard_primitive
+from xjax._src.sharding import rules
 
 
 class Precision(enum.Enum):
@@ -122,7 +124,6 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
   lhs, rhs = _coerce_scalars(lhs, rhs)
   if preferred_element_type is not None:
     preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
-  from xjax._src.sharding import rules  # the sharding package sits above lax
   out_sharding = rules.canonicalize_out_sharding(out_sharding, "dot_general")
   return rules.bind_with_out_sharding(
       dot_general_p, (lhs, rhs),
@@ -166,7 +167,6 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision,
   weak = lhs.weak_type and rhs.weak_type
   out = core.ShapedArray((*lb_shape, *lhs_free, *rhs_free), dtype, weak)
   if out_sharding is not None:
-    from xjax._src.sharding import rules
     out = rules.typed(out, out_sharding)
   return out
 
@@ -288,7 +288,6 @@ def _dot_algorithm_lowering(ctx, lhs, rhs, dimension_numbers, algorithm):
   converted back to the output type, as JAX lowers it. Non-float operands
   ignore the algorithm.
   """
-  from xjax._src import backend
   (lc, rc), (lb, rb) = dimension_numbers
   lhs_aval, rhs_aval = ctx.avals_in
   out = ctx.avals_out[0]

@@ -14,6 +14,8 @@ from typing import NamedTuple
 import ml_dtypes
 import numpy as np
 
+from xjax._src import stablehlo as hlo
+
 
 class DotAlgorithm(NamedTuple):
   """An explicit dot algorithm: operand storage types, accumulation type and pass counts.
@@ -113,7 +115,6 @@ _PRESET_ALGORITHM = {
 
 def algorithm_attr(precision) -> str | None:
   """The `#stablehlo.dot_algorithm<...>` text for a preset or DotAlgorithm (None: no attribute)."""
-  from xjax._src import stablehlo as hlo
   if isinstance(precision, DotAlgorithmPreset):
     if precision.name not in _PRESET_ALGORITHM:
       return None

@@ -23,8 +23,10 @@ from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.lax import elementwise as ew
+from xjax._src.lax import slicing
 from xjax._src.lax import structural
 from xjax._src.lax.utils import KINDS, emit_elementwise, naryop_abstract_eval, standard_primitive
+from xjax._src.numpy import util
 
 # ----------------------------------------------------------------------------
 # mulhi
@@ -434,7 +436,6 @@ def _rng_bit_generator_lowering(ctx, key, *, shape, dtype, algorithm, out_shardi
 
 def _rng_bit_generator_batch(axis_data, args, dims, *, shape, dtype, algorithm, out_sharding):
   # JAX's rule: the first key draws the bits of the whole batch and only it advances.
-  from xjax._src.lax import slicing  # slicing sits below this module's users only
   keys = batching.moveaxis(args[0], dims[0], 0)
   new_key, bits = rng_bit_generator_p.bind(
       slicing.index_in_dim(keys, 0, keepdims=False), shape=(axis_data.size, *shape),
@@ -466,7 +467,6 @@ def broadcast_like(arr, like_arr):
 
   Mirrors `jax.lax.broadcast_like`.
   """
-  from xjax._src.numpy import util  # the NumPy-rules broadcast lives above lax
   return util.broadcast_to(arr, core.get_aval(like_arr).shape, fun_name="broadcast_like")
 
 

@@ -12,7 +12,8 @@ from xjax._src import core
 from xjax._src import stablehlo as hlo
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
-from xjax._src.lax.structural import _asarray, _canonicalize_axis, broadcast
+from xjax._src.lax.reductions import reduce_sum
+from xjax._src.lax.structural import _asarray, _canonicalize_axis, broadcast, reshape
 from xjax._src.lax.utils import standard_primitive
 
 # ----------------------------------------------------------------------------
@@ -200,8 +201,6 @@ def _tile_abstract_eval(operand, *, reps):
 
 
 def _tile_transpose(ct, operand, *, reps):
-  from xjax._src.lax.reductions import reduce_sum  # reductions sits below this module
-  from xjax._src.lax.structural import reshape
   shape = operand.aval.shape
   split = reshape(ct, tuple(k for r, s in zip(reps, shape) for k in (r, s)))
   return [reduce_sum(split, tuple(range(0, 2 * len(shape), 2)))]

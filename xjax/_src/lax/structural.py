@@ -24,6 +24,7 @@ from xjax._src.interpreters import batching
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.elementwise import convert_element_type
 from xjax._src.lax.utils import standard_primitive
+from xjax._src.sharding import rules
 
 # ----------------------------------------------------------------------------
 # broadcast_in_dim
@@ -54,7 +55,6 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
   broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
   aval = core.get_aval(operand)
   if out_sharding is not None:
-    from xjax._src.sharding import rules  # the sharding package sits above lax
     out_sharding = rules.canonicalize_out_sharding(out_sharding, "broadcast_in_dim")
   if aval.shape == shape and broadcast_dimensions == tuple(range(len(shape))) \
       and not isinstance(operand, (int, float, complex, bool)) and out_sharding is None:
@@ -93,7 +93,6 @@ def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions, sha
                     f"got broadcast_dimensions {broadcast_dimensions}")
   out = core.ShapedArray(shape, operand.dtype, operand.weak_type)
   if sharding is not None:
-    from xjax._src.sharding import rules
     out = rules.typed(out, sharding)
   return out
 
@@ -176,7 +175,6 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
   dims = None if dimensions is None or tuple(dimensions) == tuple(range(aval.ndim)) \
       else tuple(int(d) for d in dimensions)
   if out_sharding is not None:
-    from xjax._src.sharding import rules  # the sharding package sits above lax
     out_sharding = rules.canonicalize_out_sharding(out_sharding, "reshape")
   if aval.shape == new_sizes and dims is None and not isinstance(operand, (int, float, complex, bool)) \
       and out_sharding is None:
@@ -200,7 +198,6 @@ def _reshape_abstract_eval(operand, *, new_sizes, dimensions, sharding):
                     f"got dimensions {dimensions} for shape {operand.shape}.")
   out = core.ShapedArray(new_sizes, operand.dtype, operand.weak_type)
   if sharding is not None:
-    from xjax._src.sharding import rules
     out = rules.typed(out, sharding)
   return out
 
@@ -234,7 +231,6 @@ def _reshape_pp(params):
   # JAX prints an out_sharding over the abstract mesh.
   if params["sharding"] is None:
     return params
-  from xjax._src.sharding import rules
   return {**params, "sharding": rules.abstract_text(params["sharding"])}
 
 

@@ -19,11 +19,14 @@ import weakref
 import numpy as np
 
 from xjax._src import core
+from xjax._src import dtypes
 from xjax._src import executable_cache
 from xjax._src import source_info
 from xjax._src import tree_util
 from xjax._src.api_util import flatten_fun_nokwargs, fun_signature
+from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.lax.elementwise import convert_element_type
 from xjax._src.lax.structural import broadcast_in_dim
 
 # ----------------------------------------------------------------------------
@@ -81,8 +84,6 @@ def typematch(a, b) -> bool:
 
 def promote_weak_typed_inputs(vals, in_avals, out_avals):
   """Converts weakly typed initial carries whose type the body changes; (vals, changed)."""
-  from xjax._src import dtypes
-  from xjax._src.lax.elementwise import convert_element_type
   out, changed = [], False
   for v, a_in, a_out in zip(vals, in_avals, out_avals):
     if a_in.weak_type and not typematch(a_in, a_out):
@@ -332,7 +333,6 @@ def region(ctx, arg_types, body) -> str:
 
   `body(sub_ctx, args)` emits the operations and returns the values to return.
   """
-  from xjax._src.interpreters import lowering
   sub = lowering.LoweringContext(ctx.module, ctx.counter, ctx.indent + "  ")
   args = [lowering.Value(f"%arg_r{next(ctx.counter)}", t) for t in arg_types]
   results = body(sub, args)

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from xjax._src import api
 from xjax._src import core
 from xjax._src import tree_util
 from xjax._src import traceback_util
@@ -284,7 +285,6 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
 
   Mirrors `jax.lax.custom_root`.
   """
-  from xjax._src import api
   guess_flat, in_args_tree = tree_util.tree_flatten((initial_guess,))
   guess_avals = [abstractify(x) for x in guess_flat]
   tree = tree_util.tree_structure(initial_guess)
@@ -319,7 +319,6 @@ def _custom_root(const_lengths, jaxprs, *args):
 @_custom_root.defjvp
 def _root_jvp(const_lengths, jaxprs, primals, tangents):
   """With ``F(m, u*(m)) = 0``: ``du* = -(d_u F)^-1 (d_m F dm)``, by `tangent_solve`."""
-  from xjax._src import api
   consts, _ = _split(primals, const_lengths, _RootTuple)
   consts_dot, _ = _split(tangents, const_lengths, _RootTuple)
   out = _custom_root(const_lengths, jaxprs, *primals)
