@@ -9,6 +9,7 @@ from xjax._src.numpy import creation
 from xjax._src.numpy import lax_numpy
 from xjax._src.numpy import reductions
 from xjax._src.numpy import util
+from xjax._src.vmap import vmap
 
 
 def select(condlist, choicelist, default=0):
@@ -70,6 +71,5 @@ def piecewise(x, condlist, funclist, *args, **kw):
     return lambda v: creation.full((), f, dtype)
 
   branches = [branch(f) for f in funclist]
-  from xjax._src.vmap import vmap
   flat = vmap(lambda i, v: switch(i, branches, v))(lax_numpy.ravel(indices), lax_numpy.ravel(x))
   return lax_numpy.reshape(flat, x.shape)

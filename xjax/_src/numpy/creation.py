@@ -12,6 +12,7 @@ import operator
 import numpy as np
 
 from xjax._src import core
+from xjax._src import device_put
 from xjax._src import dispatch
 from xjax._src import dtypes
 from xjax._src.array import Array
@@ -22,6 +23,8 @@ from xjax._src.lax import structural as lax_structural
 from xjax._src.lax import transcendental as lax_tr
 from xjax._src.numpy import util
 from xjax._src.numpy.util import concrete_or_error, dtype_of
+from xjax._src.random import prng
+from xjax._src.sharding.shardings import Sharding, SingleDeviceSharding
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -39,9 +42,7 @@ def _put(out, device):
   result with its Explicit axes, as `jax.device_put` does, traced or not)."""
   if device is None:
     return out
-  from xjax._src.sharding.shardings import Sharding, SingleDeviceSharding
   if isinstance(device, Sharding) and not isinstance(device, SingleDeviceSharding):
-    from xjax._src import device_put
     return device_put.device_put(out, device)
   return dispatch.device_put_value(out, device)
 
@@ -172,17 +173,16 @@ def _check_homogeneous(obj) -> tuple:
 
 def _stack_nested(obj, dtype):
   # Each element converted, given a leading unit axis, then concatenated (as JAX does).
-  from xjax._src.lax import structural
   parts = []
   for elt in obj:
     if isinstance(elt, (list, tuple)):
       elt = _stack_nested(elt, dtype) if _contains_tracer(elt) else array(elt, dtype)
     else:
       elt = lax.convert_element_type(util._unwrap(elt), dtype, weak_type=False)
-    parts.append(structural.expand_dims(elt, (0,)))
+    parts.append(lax_structural.expand_dims(elt, (0,)))
   while len(parts) > 16:
-    parts = [structural.concatenate(parts[i:i + 16], 0) for i in range(0, len(parts), 16)]
-  return structural.concatenate(parts, 0)
+    parts = [lax_structural.concatenate(parts[i:i + 16], 0) for i in range(0, len(parts), 16)]
+  return lax_structural.concatenate(parts, 0)
 
 
 def asarray(a, dtype=None, order: str | None = None, *, copy: bool | None = None, device=None):
@@ -318,7 +318,6 @@ def _like_shape_dtype(name, a) -> tuple[tuple, object, bool]:
   Raises:
     TypeError: `a` is neither (JAX's "requires ndarray or scalar arguments").
   """
-  from xjax._src.random import prng  # numpy sits above random
   if isinstance(a, prng.PRNGKeyArray) or (
       not util.is_arraylike(a) and hasattr(a, "dtype") and hasattr(a, "shape")):
     return tuple(a.shape), a.dtype, False
@@ -330,7 +329,6 @@ def _like_shape_dtype(name, a) -> tuple[tuple, object, bool]:
 def _fill_keys(shape, fill_value, dtype, device):
   """Typed PRNG keys of dtype `dtype` (a key dtype) and `shape` whose key data is
   `fill_value` broadcast (a key array's data, or an integer filling every word)."""
-  from xjax._src.random import prng  # numpy sits above random
   impl = dtype._impl
   if isinstance(fill_value, prng.PRNGKeyArray):
     if fill_value.dtype != dtype:
@@ -412,7 +410,6 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
 
   Mirrors `jax.numpy.eye`.
   """
-  from xjax._src.lax import structural
   dtype = dtypes.check_user_dtype_supported(float if dtype is None else dtype, "eye")
   (n,) = core.canonicalize_shape((N,), "argument of 'N' jnp.eye().")
   (m,) = (n,) if M is None else core.canonicalize_shape((M,), "argument 'M' of jnp.eye().")
@@ -424,8 +421,8 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
   if util.ndim(offset) != 0 or not dtypes.issubdtype(dtype_of(offset), np.integer):
     raise ValueError(f"k must be a scalar integer; got {k}")
   index_dtype = dtypes.canonicalize_dtype(dtype_of(offset))
-  i = structural.broadcasted_iota(index_dtype, (n, m), 0)
-  j = structural.broadcasted_iota(index_dtype, (n, m), 1)
+  i = lax_structural.broadcasted_iota(index_dtype, (n, m), 0)
+  j = lax_structural.broadcasted_iota(index_dtype, (n, m), 1)
   offset = lax.convert_element_type(offset, index_dtype, weak_type=util.is_weak(offset))
   out = lax.convert_element_type(lax.eq(lax.add(i, offset), j), dtype)
   return _put(out, device)
@@ -470,7 +467,6 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
 
   Mirrors `jax.numpy.arange`.
   """
-  from xjax._src.lax import structural
   if dtype is not None:
     dtype = dtypes.check_user_dtype_supported(dtype, "arange")
   for pos, v in enumerate((start, stop, step)):
@@ -500,14 +496,14 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
                and dtypes.finfo(dtype).bits < 32 else dtype)
     size = max(0, int(np.ceil((stop - start) / step)))
     ramp = lax.mul(lax.convert_element_type(step, working),
-                   structural.broadcasted_iota(working, (size,), 0))
+                   lax_structural.broadcasted_iota(working, (size,), 0))
     out = lax.convert_element_type(lax.add(lax.convert_element_type(start, working), ramp), dtype)
   elif start == 0:
-    out = structural.broadcasted_iota(dtype, (max(0, int(np.ceil(stop))),), 0)
+    out = lax_structural.broadcasted_iota(dtype, (max(0, int(np.ceil(stop))),), 0)
   else:
     size = max(0, int(np.ceil(stop - start)))
     out = lax.add(lax.convert_element_type(start, dtype),
-                  structural.broadcasted_iota(dtype, (size,), 0))
+                  lax_structural.broadcasted_iota(dtype, (size,), 0))
   return _put(out, device)
 
 
@@ -549,7 +545,6 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
 
 @jit(static_argnames=("num", "endpoint", "retstep", "dtype", "axis"))
 def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
-  from xjax._src.lax import structural
   if num < 0:
     raise ValueError(f"Number of samples, {num}, must be non-negative.")
   start, stop = util.ensure_arraylike("linspace", start, stop)
@@ -570,14 +565,14 @@ def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
     iota_shape = [1] * len(bounds_shape)
     iota_shape[axis] = div
     real = dtypes.finfo(work).dtype
-    step = lax.div(lax_structural.reshape(structural.iota(real, div), iota_shape),
+    step = lax.div(lax_structural.reshape(lax_structural.iota(real, div), iota_shape),
                    np.array(div, real))
     step = lax.convert_element_type(step, work)
     start_part = lax_structural.reshape(b_start, bounds_shape)
     out = lax.add(lax.mul(start_part, lax.sub(np.array(1, work), step)),
                   lax.mul(lax_structural.reshape(b_stop, bounds_shape), step))
     if endpoint:
-      out = structural.concatenate([out, structural.expand_dims(b_stop, (axis,))], axis)
+      out = lax_structural.concatenate([out, lax_structural.expand_dims(b_stop, (axis,))], axis)
   elif num == 1:
     delta = np.array(np.nan, work) if endpoint else lax.sub(stop, start)
     out = lax_structural.reshape(b_start, bounds_shape)
@@ -622,7 +617,6 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
 
 @jit(static_argnames=("num", "endpoint", "dtype", "axis"))
 def _logspace(start, stop, num, endpoint, base, dtype, axis):
-  from xjax._src.lax import structural
   start, stop = util.ensure_arraylike("logspace", start, stop)
   if dtype is None:
     dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
@@ -630,7 +624,7 @@ def _logspace(start, stop, num, endpoint, base, dtype, axis):
   work = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(dtype))
   base = lax.convert_element_type(util.ensure_arraylike("logspace", base), work)
   if util.ndim(base):
-    base = structural.expand_dims(base, (axis,))
+    base = lax_structural.expand_dims(base, (axis,))
   exponents = lax.convert_element_type(_linspace(start, stop, num, endpoint, False, None, axis),
                                        work)
   base, exponents = util.broadcast_arrays_(base, exponents)
@@ -679,7 +673,6 @@ def _geomspace(start, stop, num, endpoint, dtype, axis):
   log10 = lambda x: lax.div(lax_tr.log(lax.div(x, sign)), ln10)
   res = _logspace(log10(start), log10(stop), num, endpoint, 10.0, work, axis)
   if util.ndim(sign):
-    from xjax._src.lax import structural
-    sign = structural.expand_dims(sign, (axis if axis >= 0 else util.ndim(res) + axis,))
+    sign = lax_structural.expand_dims(sign, (axis if axis >= 0 else util.ndim(res) + axis,))
   sign, res = util.broadcast_arrays_(sign, res)
   return lax.convert_element_type(lax.mul(sign, res), dtype)

@@ -22,6 +22,7 @@ from xjax._src.lax import slicing as lax_slicing
 from xjax._src.lax import stacking as lax_stacking
 from xjax._src.lax import structural as lax_structural
 from xjax._src.numpy import creation
+from xjax._src.numpy import indexing
 from xjax._src.numpy import reductions
 from xjax._src.numpy import ufuncs
 from xjax._src.numpy import util
@@ -621,7 +622,6 @@ def repeat(a, repeats, axis: int | None = None, *, total_repeat_length: int | No
     return a
   # Block starts are the exclusive cumulative sum of repeats; marking them and taking
   # the inclusive cumulative sum gives, for each output position, its source index.
-  from xjax._src.numpy import indexing
   repeats = creation.asarray(repeats)
   starts = reductions.cumsum(repeats) - repeats
   marks = creation.zeros([total_repeat_length], dtype=np.int32).at[starts].add(1)

@@ -18,6 +18,7 @@ from xjax._src.jit import jit
 from xjax._src.lax.convolution import conv_general_dilated
 from xjax._src.lax import structural as lax_structural
 from xjax._src.lax.control_flow.scan import scan
+from xjax._src.lax.sorting import sort_key_val
 from xjax._src.numpy import creation, lax_numpy, ufuncs
 from xjax._src.numpy import util
 
@@ -537,7 +538,6 @@ def _roots_no_zeros(p):
 @jit
 def _roots_with_zeros(p, num_leading_zeros):
   from xjax import numpy as jnp  # noqa: PLC0415
-  from xjax._src.lax.sorting import sort_key_val  # noqa: PLC0415
   # An all-zero p would hand LAPACK a matrix of NaNs: use ones, and NaN all roots below.
   p = jnp.where(len(p) == num_leading_zeros, 1.0, p)
   found = _roots_no_zeros(jnp.roll(p, -num_leading_zeros))

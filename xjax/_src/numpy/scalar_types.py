@@ -15,6 +15,7 @@ import numpy as np
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src.array import Array
+from xjax._src.numpy.creation import asarray
 
 
 class _ScalarMeta(type):
@@ -31,7 +32,6 @@ class _ScalarMeta(type):
     return not cls == other
 
   def __call__(cls, x):
-    from xjax._src.numpy.creation import asarray
     return asarray(x, dtype=cls.dtype)
 
   def __instancecheck__(cls, instance):

@@ -16,6 +16,8 @@ from xjax._src.lax import structural as lax_structural
 from xjax._src.numpy import ufuncs
 from xjax._src.numpy import util
 from xjax._src.numpy.util import canonicalize_axis, dtype_of
+from xjax._src.sharding import rules
+from xjax._src.sharding.constraints import reshard
 
 _STATICS = ("precision", "preferred_element_type")
 
@@ -37,7 +39,6 @@ def _dot_general(a, b, dimension_numbers, precision, out_dtype, weak, out_shardi
 
 def _out_sharding(out_sharding, name):
   # Made a NamedSharding before the jit: a bare PartitionSpec means the mesh of now.
-  from xjax._src.sharding import rules  # the sharding package sits above numpy
   return rules.canonicalize_out_sharding(out_sharding, name)
 
 
@@ -175,7 +176,6 @@ def _matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=N
   if both_squeeze:
     out = lax_structural.expand_dims(out, tuple(both_squeeze))
   if out_sharding is not None and not direct:
-    from xjax._src.sharding.constraints import reshard
     out = reshard(out, out_sharding)
   return out
 
@@ -388,7 +388,6 @@ def _finish_einsum(x, spec, output, out_dtype, weak, out_sharding=None):
   x = lax.convert_element_type(x, out_dtype, weak_type=weak)
   if out_sharding is not None and (extra or perm != tuple(range(len(perm)))
                                    or util.aval_of(x).sharding is None):
-    from xjax._src.sharding.constraints import reshard
     x = reshard(x, out_sharding)
   return x
 

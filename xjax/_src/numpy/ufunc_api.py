@@ -8,8 +8,8 @@ them (``jnp.add.reduce`` is ``jnp.sum``).  ``jnp.add``, ``jnp.multiply`` and
 the other binary ufuncs of JAX 0.10.2 are built with `binary_ufunc` at the end
 of ufuncs.py.
 
-This module imports the rest of jnp lazily, inside the methods: ufuncs.py
-imports it while jnp is still loading.
+This module imports lax_numpy and indexing lazily, inside the methods: they
+import ufuncs.py, which imports this module.
 """
 from __future__ import annotations
 
@@ -20,10 +20,18 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src import dtypes
+from xjax._src import tree_util
+from xjax._src.api import eval_shape
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
+from xjax._src.lax import reductions as lax_reductions
+from xjax._src.lax.control_flow.loops import fori_loop
+from xjax._src.lax.control_flow.scan import scan
 from xjax._src.numpy import creation
+from xjax._src.numpy import reductions
+from xjax._src.numpy import util
 from xjax._src.numpy.util import canonicalize_axis, dtype_of, ensure_arraylike
+from xjax._src.vmap import vmap
 
 _AT_INPLACE_MESSAGE = (
     "Because JAX arrays are immutable, jnp.ufunc.at() cannot operate inplace like\n"
@@ -161,8 +169,7 @@ class ufunc:
     return _reduce_jit(self, a, axis, dtype, keepdims, initial, where)
 
   def _reduce_via_loop(self, a, axis=0, dtype=None, keepdims=False, initial=None, where=None):
-    from xjax._src.lax.control_flow.loops import fori_loop
-    from xjax._src.numpy import lax_numpy, util
+    from xjax._src.numpy import lax_numpy
     if initial is None:
       initial = self.identity
     if dtype is None:
@@ -196,7 +203,6 @@ class ufunc:
 
   def _result_dtype(self, *args):
     """The dtype the ufunc gives for strong scalars of the arguments' dtypes."""
-    from xjax._src.api import eval_shape
     ones = [np.ones((), dtype_of(x)) for x in args]
     return eval_shape(self._func, *ones).dtype
 
@@ -238,7 +244,6 @@ class ufunc:
     return _accumulate_jit(self, a, operator.index(axis), dtype)
 
   def _accumulate_via_scan(self, a, axis, dtype):
-    from xjax._src.lax.control_flow.scan import scan
     from xjax._src.numpy import lax_numpy
     if dtype is None:
       dtype = self._result_dtype(a, a)
@@ -290,7 +295,6 @@ class ufunc:
     return self._at_via_scan(a, indices, *args)
 
   def _at_via_scan(self, a, indices, *args):
-    from xjax._src.lax.control_flow.scan import scan
     from xjax._src.numpy import indexing, lax_numpy
     checked = ensure_arraylike(f"{self.__name__}.at", a, *args)
     a, args = (checked[0], checked[1:]) if args else (checked, ())
@@ -398,8 +402,7 @@ class ufunc:
     return _reduceat_jit(self, a, indices, axis, dtype)
 
   def _reduceat_via_loop(self, a, indices, axis, dtype):
-    from xjax._src.lax.control_flow.loops import fori_loop
-    from xjax._src.numpy import indexing, lax_numpy, util
+    from xjax._src.numpy import indexing, lax_numpy
     a = creation.asarray(a)
     if dtype is not None:
       a = a.astype(dtype)
@@ -421,9 +424,7 @@ class ufunc:
 
 @jit(static_argnums=(0,))
 def _vectorized_call(uf, *args):
-  from xjax._src import tree_util
   from xjax._src.numpy import lax_numpy
-  from xjax._src.vmap import vmap
   if not args:
     return uf._func()
   shape = np.broadcast_shapes(*(np.shape(x) for x in args))
@@ -487,8 +488,6 @@ def _monoid_reduction(name: str, op: Callable, lax_name: str, identity, logical:
   """A reduction by a lax reducer (reduce_and, reduce_or, reduce_xor) with
   `reduce`'s arguments. Logical ones cast to bool; bitwise ones need integers."""
   def reduce(a, axis=None, dtype=None, keepdims=False, initial=None, where=None):
-    from xjax._src.lax import reductions as lax_reductions
-    from xjax._src.numpy import reductions, util
     a = ensure_arraylike(name, a)
     if logical:
       a = reductions._cast_to_bool(a)
@@ -507,36 +506,30 @@ def _monoid_reduction(name: str, op: Callable, lax_name: str, identity, logical:
 
 
 def _sum(a, axis=None, dtype=None, keepdims=False, initial=None, where=None):
-  from xjax._src.numpy import reductions
   return reductions.sum(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
                         where=where)
 
 
 def _prod(a, axis=None, dtype=None, keepdims=False, initial=None, where=None):
-  from xjax._src.numpy import reductions
   return reductions.prod(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
                          where=where)
 
 
 def _max(a, axis=None, dtype=None, keepdims=False, initial=None, where=None):
-  from xjax._src.numpy import reductions
   return reductions._reduce_max(a, axis=axis, dtype=dtype, keepdims=keepdims,
                                 initial=initial, where=where)
 
 
 def _min(a, axis=None, dtype=None, keepdims=False, initial=None, where=None):
-  from xjax._src.numpy import reductions
   return reductions._reduce_min(a, axis=axis, dtype=dtype, keepdims=keepdims,
                                 initial=initial, where=where)
 
 
 def _cumsum(a, axis=0, dtype=None):
-  from xjax._src.numpy import reductions
   return reductions.cumsum(a, axis=axis, dtype=dtype)
 
 
 def _cumprod(a, axis=0, dtype=None):
-  from xjax._src.numpy import reductions
   return reductions.cumprod(a, axis=axis, dtype=dtype)
 
 

@@ -25,7 +25,7 @@ from xjax._src.lax import structural as lax_st
 from xjax._src.lax import transcendental as lax_tr
 from xjax._src.random import prng
 from xjax._src.random.distributions import (UINT_DTYPES, _check_broadcast_shapes, _check_shape,
-                                            _select, _split, gumbel, uniform)
+                                            _resharded, _select, _split, gumbel, uniform)
 from xjax._src.random.keys import check_prng_key
 
 
@@ -65,7 +65,6 @@ def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
     minval = jnp.asarray(minval).astype("int32").clip(int(info.min), int(info.max))
     maxval = jnp.asarray(maxval).astype("int32").clip(int(info.min), int(info.max) + 1)
   out = _randint(key, minval, maxval, shape, sample_dtype).astype(dtype)
-  from xjax._src.random.distributions import _resharded
   return _resharded(out, out_sharding, "randint")
 
 

@@ -21,7 +21,9 @@ from xjax._src.lax import elementwise as lax
 from xjax._src.lax import structural as lax_st
 from xjax._src.lax import transcendental as lax_tr
 from xjax._src.random import prng
-from xjax._src.random.keys import check_prng_key
+from xjax._src.random.keys import _split, check_prng_key
+from xjax._src.sharding import constraints
+from xjax._src.sharding import rules
 
 UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
                64: np.dtype(np.uint64)}
@@ -51,11 +53,6 @@ def _random_bits(key, bit_width, shape):
   return prng.random_bits(key, bit_width, shape)
 
 
-def _split(key, num=2):
-  from xjax._src.random.keys import _split as split
-  return split(key, num)
-
-
 # ----------------------------------------------------------------------------
 # uniform, normal
 
@@ -65,7 +62,6 @@ def _resharded(out, out_sharding, name):
   not depend on it)."""
   if out_sharding is None:
     return out
-  from xjax._src.sharding import constraints, rules
   return constraints.reshard(out, rules.canonicalize_out_sharding(out_sharding, name))
 
 

@@ -29,7 +29,8 @@ from xjax._src.lax import elementwise as lax
 from xjax._src.lax import structural as lax_st
 from xjax._src.lax import transcendental as lax_tr
 from xjax._src.lax.control_flow.loops import while_loop
-from xjax._src.lax.control_flow.scan import map as scan_map
+from xjax._src.lax.control_flow.scan import map as scan_map, scan
+from xjax._src.lax.reductions import cumsum
 from xjax._src.lax.special import random_gamma_grad
 from xjax._src.numpy.util import check_arraylike, promote_dtypes_inexact
 from xjax._src.random import prng
@@ -549,8 +550,6 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
 
   Mirrors `jax.random.multinomial`.
   """
-  from xjax._src.lax.control_flow.scan import scan  # scan's module imports random's
-  from xjax._src.lax.reductions import cumsum
   key, _ = check_prng_key("multinomial", key)
   check_arraylike("multinomial", n, p)
   n, p = promote_dtypes_inexact(n, p)
