@@ -17,6 +17,7 @@ import threading
 
 import numpy as np
 
+from xjax._src import backend
 from xjax._src import config as config_lib
 from xjax._src.config import config
 
@@ -351,7 +352,6 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh
 
   Mirrors `jax.make_mesh`.
   """
-  from xjax._src import backend
   axis_shapes = tuple(int(s) for s in axis_shapes)
   axis_names = _check_names(axis_names)
   if len(axis_shapes) != len(axis_names):

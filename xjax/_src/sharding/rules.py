@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from xjax._src import core
+from xjax._src.array import Array
 from xjax._src.sharding.mesh import AxisType, Mesh, get_concrete_mesh
 from xjax._src.sharding.partition_spec import PartitionSpec, axes_of
 from xjax._src.sharding.shardings import NamedSharding
@@ -90,7 +91,6 @@ def bind_with_out_sharding(prim, args, params, key: str = "out_sharding"):
   the param. Eagerly on single-device values, it is computed there and then
   placed on the sharding (over the concrete mesh), as JAX returns it.
   """
-  from xjax._src.array import Array
   from xjax._src.sharding import spmd
   sharding = params[key]
   if (sharding is None or any(isinstance(a, core.Tracer) for a in args)

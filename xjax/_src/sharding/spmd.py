@@ -21,6 +21,7 @@ from xjax._src import compile_log
 from xjax._src import executable_cache
 from xjax._src.array import Array
 from xjax._src.interpreters import lowering
+from xjax._src.interpreters import partial_eval as pe
 from xjax._src.sharding import rules
 from xjax._src.sharding import shardings as sh
 from xjax._src.sharding.mesh import AbstractMesh, Mesh, get_concrete_mesh
@@ -129,7 +130,6 @@ def _reshard(x: Array, sharding) -> Array:
   key = ("reshard", x.aval, src, dst)
 
   def build():
-    from xjax._src.interpreters import partial_eval as pe
     closed = pe.trace_to_jaxpr(lambda v: [v], [x.aval.update(weak_type=False, sharding=None)])
     return compile_spmd(closed, dst.mesh, [src], [dst], "reshard")
   return _executables.get_or_build(key, build).run([x])[0]

@@ -18,6 +18,7 @@ import numpy as np
 
 from xjax._src import backend
 from xjax._src import core
+from xjax._src import dispatch
 from xjax._src import effects
 from xjax._src import tree_util
 from xjax._src.sharding import shardings as sh
@@ -84,7 +85,6 @@ def _inspect_sharding_lowering(ctx, value, *, callback):
   spmd_module = ctx.module.spmd
   if spmd_module is None:
     # One device: nothing to partition, the value is whole there.
-    from xjax._src import dispatch
     ndim = len(ctx.avals_in[0].shape)
     callback(sh.GSPMDSharding((dispatch.default_device(),),
                               sh.TileDescription((1,) * ndim, (0,), False)))
