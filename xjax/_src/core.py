@@ -1017,7 +1017,15 @@ def typecheck_jaxpr(jaxpr: Jaxpr, _checked: set | None = None) -> None:
     for v in eqn.invars:
       check_read(v, eqn.primitive.name)
     if eqn.primitive.abstract_eval is not None:
-      out = eqn.primitive.abstract_eval(*(v.aval for v in eqn.invars), **eqn.params)
+      try:
+        out = eqn.primitive.abstract_eval(*(v.aval for v in eqn.invars), **eqn.params)
+      except NameError:
+        if _checked is None:
+          raise
+        # An inner jaxpr (a shard_map or pmap body) may use axis names its equation binds;
+        # only their binding equation's rules can type it, so its structure is checked alone.
+        defined.update(eqn.outvars)
+        continue
       out = out if eqn.primitive.multiple_results else [out]
       for v, aval in zip(eqn.outvars, out, strict=True):
         if v.aval != aval:
