@@ -1,4 +1,6 @@
-# `make demo` runs the main example; `make test` runs the whole test suite.
+# `make demo` runs the main example; `make test` runs the whole test suite; `make test-fast`
+# runs it without the tests marked `slow` (fresh interpreters, multi-process jobs, client
+# libraries' suites): a few minutes on 2 cores.
 # Each creates the virtualenv .venv (xjax with its test extra; no `jax` in it). `make test`
 # also installs the JAX client libraries of tests/clients (optax, chex, flax, equinox,
 # numpyro) with --no-deps, so that real `jax` never enters .venv, and unpacks their source
@@ -22,13 +24,26 @@ $(VENV)/.clients: $(VENV)/.installed $(CLIENT_REQS)
 	cd .clients && for f in *.tar.gz; do tar xzf "$$f" && rm "$$f"; done
 	touch $@
 
-.PHONY: demo test goldens bench
+.PHONY: demo test test-fast slow-list goldens bench
 demo: $(VENV)/.installed
 	$(PY) examples/mlp_digits.py
 
 test: $(VENV)/.installed $(VENV)/.clients
 	$(PY) -m pytest -q -n auto tests
 	XLA_FLAGS=--xla_force_host_platform_device_count=8 $(PY) -m pytest -q -n auto tests/multidevice
+
+# Everything but the `slow` tests (and, as always, `nightly`): -m on the command line replaces
+# the -m 'not nightly' of pyproject.toml's addopts, so it names both. `slow` marks the tests
+# that start fresh Python processes (in their files) and those listed in tests/slow_tests.txt
+# (over 0.1 s of CPU each); `make slow-list` measures them again and rewrites the list.
+FAST := -m 'not nightly and not slow'
+test-fast: $(VENV)/.installed
+	$(PY) -m pytest -q -n auto $(FAST) tests
+	XLA_FLAGS=--xla_force_host_platform_device_count=8 $(PY) -m pytest -q -n auto $(FAST) tests/multidevice
+
+slow-list: $(VENV)/.installed
+	$(PY) -m pytest -q -n auto --record-slow $(FAST) tests
+	XLA_FLAGS=--xla_force_host_platform_device_count=8 $(PY) -m pytest -q -n auto --record-slow $(FAST) tests/multidevice
 
 # Regenerates tests/golden/* with real JAX, in a virtualenv of its own.
 goldens:

@@ -4,6 +4,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "xjax")
 _IMPORT_JAX = re.compile(r"^\s*(import jax(\s|$|\.|,)|from jax(\s|\.))", re.M)
 _IMPORT_JAXLIB = re.compile(r"^\s*(import jaxlib|from jaxlib)", re.M)
@@ -28,6 +30,7 @@ def test_only_backend_imports_jaxlib():
   assert offenders == [os.path.join("xjax", "_src", "backend.py")]
 
 
+@pytest.mark.slow
 def test_jax_not_loaded_after_computing():
   code = ("import sys, xjax, xjax.numpy as jnp\n"
           "x = xjax.jit(lambda a: a * 2)(jnp.arange(3.0) if hasattr(jnp, 'arange') else jnp.ones(3))\n"
@@ -36,6 +39,7 @@ def test_jax_not_loaded_after_computing():
   subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow
 def test_import_prints_nothing():
   out = subprocess.run([sys.executable, "-c", "import xjax.numpy as jnp; jnp.ones(2).block_until_ready()"],
                        capture_output=True, text=True, check=True)

@@ -100,12 +100,14 @@ def _run(code, **env):
   return proc.stdout.strip()
 
 
+@pytest.mark.slow
 def test_x64_from_environment_variable():
   code = "import xjax.numpy as jnp; print(jnp.array(1.5).dtype, jnp.array([1, 2]).dtype)"
   assert _run(code, JAX_ENABLE_X64="1") == "float64 int64"
   assert _run(code, JAX_ENABLE_X64="0") == "float32 int32"
 
 
+@pytest.mark.slow
 def test_x64_from_config_update():
   code = ("import xjax; xjax.config.update('jax_enable_x64', True)\n"
           "import xjax.numpy as jnp; print(jnp.ones(2).dtype, (jnp.ones(2) + 1).dtype)")

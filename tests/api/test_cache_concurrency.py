@@ -17,6 +17,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here starts fresh Python processes
+
 _PRELUDE = """
 import json, sys, threading, traceback
 sys.setswitchinterval(1e-6)

@@ -110,6 +110,7 @@ def test_cache_is_off_by_default():
   assert cc_impl.stats() == before
 
 
+@pytest.mark.slow
 def test_warm_cache_in_a_second_process_compiles_nothing(tmp_path):
   expected = _expected_results()
   cold, _ = _run(_CHILD, _env(tmp_path))
@@ -124,12 +125,14 @@ def test_warm_cache_in_a_second_process_compiles_nothing(tmp_path):
   assert warm["results"][2] == expected[2] == [1.0, 2.0, 9.0, 28.0]
 
 
+@pytest.mark.slow
 def test_min_compile_time_threshold(tmp_path):
   out, _ = _run(_CHILD, _env(tmp_path, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=1000))
   assert out["stats"]["writes"] == 0 and out["stats"]["skipped"] >= 2
   assert _entries(tmp_path) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("min_size,written", [(10**9, False), (-1, True), (1, True)])
 def test_min_entry_size_threshold(tmp_path, min_size, written):
   out, _ = _run(_CHILD, _env(tmp_path, JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=min_size))
@@ -137,12 +140,14 @@ def test_min_entry_size_threshold(tmp_path, min_size, written):
   assert bool(_entries(tmp_path)) == written
 
 
+@pytest.mark.slow
 def test_enable_flag_from_environment_turns_the_cache_off(tmp_path):
   out, _ = _run(_CHILD, _env(tmp_path, JAX_ENABLE_COMPILATION_CACHE="false"))
   assert out["stats"] == dict.fromkeys(out["stats"], 0)
   assert _entries(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_set_cache_dir_in_a_child(tmp_path):
   code = ("from xjax.experimental.compilation_cache import compilation_cache as c\n"
           f"c.set_cache_dir({str(tmp_path)!r})\n" + _CHILD)
@@ -328,6 +333,7 @@ _WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_concurrent_writers_never_corrupt_the_cache(tmp_path):
   cache = tmp_path / "cache"
   go = tmp_path / "go"
@@ -379,6 +385,7 @@ _SPMD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_spmd_program_is_cached_and_reused(tmp_path):
   env = _env(tmp_path, XLA_FLAGS="--xla_force_host_platform_device_count=4")
   cold, _ = _run(_SPMD, env)
@@ -446,6 +453,7 @@ def _run_job(cache_dir, n=2):
         p.wait()
 
 
+@pytest.mark.slow
 def test_multi_process_job_writes_from_process_0_and_every_process_reads(tmp_path):
   x = np.concatenate([np.arange(4.0) + 100 * p for p in range(2)])
   cold = _run_job(tmp_path)

@@ -12,6 +12,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here starts fresh Python processes
+
 RUNS = 4
 
 _EIGHT_THREADS = textwrap.dedent("""

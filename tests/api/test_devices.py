@@ -43,6 +43,7 @@ def _run(code: str, device_count: int = 4) -> str:
   return proc.stdout
 
 
+@pytest.mark.slow
 def test_several_cpu_devices_from_xla_flags():
   out = _run("""
       import xjax
@@ -51,6 +52,7 @@ def test_several_cpu_devices_from_xla_flags():
   assert out.strip() == "4 [CpuDevice(id=0), CpuDevice(id=1), CpuDevice(id=2), CpuDevice(id=3)]"
 
 
+@pytest.mark.slow
 def test_computation_follows_committed_data():
   out = _run("""
       import numpy as np, xjax, xjax.numpy as jnp
@@ -68,6 +70,7 @@ def test_computation_follows_committed_data():
       "TFRT_CPU_2", "cpu:2").replace("TFRT_CPU_0", "cpu:0"), "ValueError True"]
 
 
+@pytest.mark.slow
 def test_default_device_config():
   out = _run("""
       import xjax, xjax.numpy as jnp
@@ -79,6 +82,7 @@ def test_default_device_config():
   assert out.strip() == "cpu:3 False"
 
 
+@pytest.mark.slow
 def test_unsupported_platform_request_errors():
   env = dict(os.environ, JAX_PLATFORMS="tpu")
   proc = subprocess.run([sys.executable, "-c", "import xjax; xjax.devices()"], env=env,
@@ -94,6 +98,7 @@ def _run_with_platforms(platforms, code="import xjax; print(xjax.devices())", ex
                         timeout=120)
 
 
+@pytest.mark.slow
 def test_cuda_without_its_plugin_says_how_to_install_it():
   proc = _run_with_platforms("cuda")
   assert proc.returncode != 0
@@ -104,6 +109,7 @@ def test_cuda_without_its_plugin_says_how_to_install_it():
   assert proc.returncode == 0 and "CpuDevice(id=0)" in proc.stdout
 
 
+@pytest.mark.slow
 def test_a_broken_cuda_plugin_is_reported_with_its_path(tmp_path):
   # The plugin's shared library is found in the `jax_plugins` namespace package, as
   # `pip install 'xjax[cuda12]'` lays it out; this one is not a library.

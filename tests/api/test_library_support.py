@@ -117,6 +117,7 @@ def test_hijax_primitives_can_be_defined_but_not_bound():
     double_p.bind(jnp.ones(2))
 
 
+@pytest.mark.slow
 def test_parse_flags_with_absl_reads_jax_flags_from_argv():
   import subprocess
   import sys

@@ -11,6 +11,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here starts fresh Python processes
+
 _SETUP = textwrap.dedent("""
     import gc, sys, tracemalloc
     import numpy as np

@@ -140,6 +140,7 @@ def _run_filtering(mode):
   return dict(line.split(" ", 1) for line in proc.stdout.splitlines())
 
 
+@pytest.mark.slow
 def test_traceback_filtering_default_removes_internal_frames_quietly():
   out = _run_filtering(None)
   assert out["XJAX_FRAMES"] == "0"
@@ -147,12 +148,14 @@ def test_traceback_filtering_default_removes_internal_frames_quietly():
   assert out["NOTE"] == "True"
 
 
+@pytest.mark.slow
 def test_traceback_filtering_remove_frames_chains_the_unfiltered_trace():
   out = _run_filtering("remove_frames")
   assert out["XJAX_FRAMES"] == "0"
   assert out["CAUSE"] == "UnfilteredStackTrace"
 
 
+@pytest.mark.slow
 def test_traceback_filtering_off_keeps_every_frame():
   out = _run_filtering("off")
   assert int(out["XJAX_FRAMES"]) > 5

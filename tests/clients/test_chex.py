@@ -12,6 +12,8 @@ import pytest
 from tests.clients.harness import (assert_matches, golden, require, assert_suite_file_passes,
                                    run_under_xjax, script_output)
 
+pytestmark = pytest.mark.slow  # every test here starts fresh Python processes
+
 SAMPLE = [
     "chex/_src/asserts_internal_test.py",
     "chex/_src/asserts_test.py",

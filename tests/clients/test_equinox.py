@@ -4,6 +4,8 @@ import pytest
 
 from tests.clients.harness import assert_matches, golden, require, run_under_xjax, script_output
 
+pytestmark = pytest.mark.slow  # every test here starts fresh Python processes
+
 
 @pytest.fixture
 def _equinox_and_optax():

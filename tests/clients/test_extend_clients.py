@@ -1,7 +1,11 @@
 """The extension API (`jax.extend`, `jax.interpreters`) as the client libraries use it:
 tests/clients/scripts/extend_primitives.py (written for JAX) runs under `python -m xjax`
 and prints what it printed under real JAX 0.10.2."""
+import pytest
+
 from tests.clients.harness import assert_matches, golden, require, script_output
+
+pytestmark = pytest.mark.slow  # every test here starts fresh Python processes
 
 
 def test_library_primitives_and_rules_match_jax():

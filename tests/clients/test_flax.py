@@ -9,6 +9,8 @@ import pytest
 
 from tests.clients.harness import assert_matches, golden, require, assert_suite_file_passes, script_output
 
+pytestmark = pytest.mark.slow  # every test here starts fresh Python processes
+
 
 def test_linen_mlp_trained_with_optax_matches_jax():
   require("flax", "optax")

@@ -4,7 +4,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from tests.clients.harness import REPO, run_under_xjax
+
+pytestmark = pytest.mark.slow  # every test here starts fresh Python processes
 
 
 def _python(code: str, *args: str):

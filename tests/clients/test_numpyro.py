@@ -5,6 +5,8 @@ import pytest
 
 from tests.clients.harness import assert_matches, golden, require, script_output
 
+pytestmark = pytest.mark.slow  # every test here starts fresh Python processes
+
 
 @pytest.fixture(autouse=True)
 def _numpyro():

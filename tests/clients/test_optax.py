@@ -9,6 +9,8 @@ import pytest
 from tests.clients.harness import (assert_matches, golden, require, assert_suite_file_passes,
                                    script_output)
 
+pytestmark = pytest.mark.slow  # every test here starts fresh Python processes
+
 # The fastest of optax's test files (together about a minute under xjax on one core).
 SAMPLE = [
     "optax/_src/base_test.py",

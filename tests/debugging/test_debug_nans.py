@@ -105,6 +105,7 @@ def test_donated_arguments_are_not_rerun(debug_nans):
     f(-jnp.ones(3))
 
 
+@pytest.mark.slow
 def test_environment_variable_from_a_fresh_process():
   code = textwrap.dedent("""
       import xjax, xjax.numpy as jnp

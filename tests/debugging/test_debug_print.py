@@ -210,6 +210,7 @@ def test_print_jaxprs_match_jax():
   assert _normalize(str(xjax.make_jaxpr(xjax.grad(g))(1.0))) == expected_grad
 
 
+@pytest.mark.slow
 def test_debug_print_output_is_kept_when_the_program_fails_or_exits():
   # A fresh process: output from inside jit reaches the pipe before an
   # exception ends the program, and before a plain exit.

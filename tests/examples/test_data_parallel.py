@@ -10,6 +10,8 @@ import sys
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here starts fresh Python processes
+
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "data_parallel.py"
 SHORT = ["--epochs", "2", "--hidden", "32", "32", "--batch-size", "64"]
 

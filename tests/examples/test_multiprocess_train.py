@@ -16,6 +16,8 @@ import sys
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here starts fresh Python processes
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "multiprocess_train.py"
 DATA_PARALLEL = REPO / "examples" / "data_parallel.py"

@@ -178,6 +178,7 @@ def test_errors(mesh):
     g(A, A)
 
 
+@pytest.mark.slow
 def test_num_cpu_devices_config_in_fresh_process():
   import subprocess
   import sys

@@ -17,6 +17,8 @@ import pytest
 
 from xjax.tools.launch import free_port
 
+pytestmark = pytest.mark.slow  # every test here starts fresh Python processes
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "worker.py")
 DEVICES_PER_PROCESS = 2

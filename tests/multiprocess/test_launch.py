@@ -81,6 +81,7 @@ def child_pids(tmp_path):
   return [int(n) for n in os.listdir(tmp_path / "pids")]
 
 
+@pytest.mark.slow
 def test_children_see_their_environment(tmp_path, run_launcher):
   script = write(tmp_path, "show.py", """
       print(os.environ['JAX_PROCESS_ID'], os.environ['JAX_NUM_PROCESSES'],
@@ -92,6 +93,7 @@ def test_children_see_their_environment(tmp_path, run_launcher):
   assert lines == [f"[{i}] {i} 3 127.0.0.1:23456 None ['a', '--b']" for i in range(3)]
 
 
+@pytest.mark.slow
 def test_devices_per_process_replaces_device_count_flag(tmp_path, run_launcher):
   script = write(tmp_path, "flags.py", "print(os.environ['XLA_FLAGS'])\n")
   code, out, err, _ = run_launcher(
@@ -102,6 +104,7 @@ def test_devices_per_process_replaces_device_count_flag(tmp_path, run_launcher):
       f"[{i}] --xla_foo=1 --xla_force_host_platform_device_count=3" for i in range(2)]
 
 
+@pytest.mark.slow
 def test_free_port_is_chosen(tmp_path, run_launcher):
   script = write(tmp_path, "addr.py", "print(os.environ['JAX_COORDINATOR_ADDRESS'])\n")
   code, out, err, _ = run_launcher("-n", "2", script)
@@ -112,6 +115,7 @@ def test_free_port_is_chosen(tmp_path, run_launcher):
   assert host == "127.0.0.1" and 0 < int(port) < 65536
 
 
+@pytest.mark.slow
 def test_output_prefixes_stdout_and_stderr(tmp_path, run_launcher):
   script = write(tmp_path, "talk.py", """
       i = os.environ['JAX_PROCESS_ID']
@@ -127,6 +131,7 @@ def test_output_prefixes_stdout_and_stderr(tmp_path, run_launcher):
     assert f"[{i}] err {i}" in err.splitlines()
 
 
+@pytest.mark.slow
 def test_module_form(tmp_path, run_launcher):
   (tmp_path / "mymod.py").write_text(
       "import os, sys\nprint('mod', os.environ['JAX_PROCESS_ID'], sys.argv[1:])\n")
@@ -136,6 +141,7 @@ def test_module_form(tmp_path, run_launcher):
   assert sorted(out.splitlines()) == ["[0] mod 0 ['x']", "[1] mod 1 ['x']"]
 
 
+@pytest.mark.slow
 def test_failing_child_stops_the_others(tmp_path, run_launcher):
   script = write(tmp_path, "fail.py", """
       if os.environ['JAX_PROCESS_ID'] == '0':
@@ -153,6 +159,7 @@ def test_failing_child_stops_the_others(tmp_path, run_launcher):
   assert _pids_running(child_pids(tmp_path)) == []
 
 
+@pytest.mark.slow
 def test_child_ignoring_sigterm_is_killed_after_grace(tmp_path, run_launcher):
   script = write(tmp_path, "stubborn.py", """
       if os.environ['JAX_PROCESS_ID'] == '1':
@@ -166,12 +173,14 @@ def test_child_ignoring_sigterm_is_killed_after_grace(tmp_path, run_launcher):
   assert _pids_running(child_pids(tmp_path)) == []
 
 
+@pytest.mark.slow
 def test_child_killed_by_signal(tmp_path, run_launcher):
   script = write(tmp_path, "killed.py", "os.kill(os.getpid(), signal.SIGKILL)\n")
   code, _, _, _ = run_launcher("-n", "1", script)
   assert code == 128 + signal.SIGKILL
 
 
+@pytest.mark.slow
 def test_timeout_exits_124(tmp_path, run_launcher):
   script = write(tmp_path, "forever.py", "time.sleep(1000)\n")
   code, _, err, elapsed = run_launcher("-n", "2", "--timeout", "1", script)
@@ -182,6 +191,7 @@ def test_timeout_exits_124(tmp_path, run_launcher):
   assert _pids_running(child_pids(tmp_path)) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_signal_to_launcher_stops_children(tmp_path, signum, code):
   pid_dir = tmp_path / "pids"

@@ -125,6 +125,7 @@ def test_stream_layout_flag_changes_the_stream():
   np.testing.assert_array_equal(original, _data(xjax.jit(random.split)(k)))
 
 
+@pytest.mark.slow
 def test_partitionable_env_var_is_read_at_start():
   import os
   import subprocess
