@@ -35,7 +35,8 @@ test: $(VENV)/.installed $(VENV)/.clients
 # Everything but the `slow` tests (and, as always, `nightly`): -m on the command line replaces
 # the -m 'not nightly' of pyproject.toml's addopts, so it names both. `slow` marks the tests
 # that start fresh Python processes (in their files) and those listed in tests/slow_tests.txt
-# (over 0.1 s of CPU each); `make slow-list` measures them again and rewrites the list.
+# (over 0.1 s of CPU each); `make slow-list` runs the fast tier, measuring each test's CPU
+# time (with the processes it starts), and adds those over 0.1 s to the list.
 FAST := -m 'not nightly and not slow'
 test-fast: $(VENV)/.installed
 	$(PY) -m pytest -q -n auto $(FAST) tests

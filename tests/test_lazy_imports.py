@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 LAZY = ["xjax._src.nn", "xjax._src.image", "xjax._src.scipy", "xjax._src.numpy.linalg",
         "xjax._src.numpy.fft", "xjax._src.lax.linalg", "xjax._src.checkify",
         "xjax.example_libraries"]
@@ -22,6 +24,7 @@ print(json.dumps({"before": before, "used": used,
 """
 
 
+@pytest.mark.slow
 def test_import_xjax_leaves_the_heavy_families_for_first_use():
   out = subprocess.run([sys.executable, "-c", _PROBE.replace("FAMILIES", repr(LAZY))],
                        capture_output=True, text=True, timeout=300, check=True)
