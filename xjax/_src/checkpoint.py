@@ -22,7 +22,6 @@ from typing import NamedTuple
 
 from xjax._src import core
 from xjax._src import errors
-from xjax._src import executable_cache
 from xjax._src import traceback_util
 from xjax._src import tree_util
 from xjax._src.api_util import debug_info, flatten_fun
@@ -480,32 +479,9 @@ def _checkpoint_batch(axis_data, args, dims, *, jaxpr, **params):
   return outs, [0 if b else None for b in out_batched]
 
 
-_dced_bodies = executable_cache.DerivedCache("remat2 jaxprs, dead code eliminated")
-
-
-def _checkpoint_dce(used_outputs, eqn):
-  """Drops the outputs nothing uses, the body equations only they need, and the operands
-  (with their `prevent_cse` flags) the pruned body does not read; the whole equation when
-  no output is used and the pruned body has no side effects."""
-  jaxpr = eqn.params["jaxpr"]
-  used = tuple(used_outputs)
-
-  def build():
-    body, used_inputs = pe.dce_jaxpr(jaxpr.jaxpr, list(used))
-    return core.ClosedJaxpr(body, jaxpr.consts), used_inputs
-  body, used_inputs = _dced_bodies.get_or_build(jaxpr, used, build)
-  if not any(used) and not core.has_side_effects(body.jaxpr):
-    return [False] * len(eqn.invars), None
-  prevent_cse = eqn.params["prevent_cse"]
-  if isinstance(prevent_cse, tuple):
-    prevent_cse = tuple(f for f, u in zip(prevent_cse, used_inputs, strict=True) if u)
-  new_eqn = eqn.replace(invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
-                        outvars=[v for v, u in zip(eqn.outvars, used) if u],
-                        params=dict(eqn.params, jaxpr=body, prevent_cse=prevent_cse))
-  return list(used_inputs), new_eqn
-
-
-checkpoint_p.dce_rule = _checkpoint_dce
+# The body pruned, the operands it no longer reads dropped with their `prevent_cse` flags;
+# the whole equation when no output is used and the pruned body has no side effects.
+checkpoint_p.def_dce(pe.call_dce_rule("jaxpr", per_input=("prevent_cse",)))
 
 
 @checkpoint_p.def_transpose

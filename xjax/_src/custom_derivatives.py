@@ -28,7 +28,6 @@ from xjax._src import core
 from xjax._src import jaxpr_pp
 from xjax._src import dispatch
 from xjax._src import dtypes
-from xjax._src import executable_cache
 from xjax._src import linear_util as lu
 from xjax._src import tree_util
 from xjax._src.api_util import (flatten_fun_nokwargs, fun_name, fun_signature,
@@ -321,16 +320,10 @@ def _pp_custom_call(rule_params):
   return pp_eqn
 
 
-_dced_call_jaxprs = executable_cache.DerivedCache("custom call jaxprs, dead code eliminated")
-
-
 def _dce_call_jaxpr(call_jaxpr: core.ClosedJaxpr, used_outputs: tuple) -> core.ClosedJaxpr:
   """`call_jaxpr` returning only the `used_outputs`, every input kept (the custom rule may
-  read inputs the pruned function does not); cached per jaxpr and `used_outputs`."""
-  def build():
-    jaxpr, _ = pe.dce_jaxpr(call_jaxpr.jaxpr, list(used_outputs), instantiate=True)
-    return core.ClosedJaxpr(jaxpr, call_jaxpr.consts)
-  return _dced_call_jaxprs.get_or_build(call_jaxpr, used_outputs, build)
+  read inputs the pruned function does not)."""
+  return pe.dce_closed_jaxpr(call_jaxpr, used_outputs, instantiate=True)[0]
 
 
 def _dce_custom_call(used_outputs, eqn, rules):

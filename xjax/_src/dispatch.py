@@ -281,15 +281,11 @@ class RefExecutable:
 
 
 def _raise_aliased(buffers):
-  seen: dict = {}
-  for i, r in enumerate(buffers):
-    if type(r) is Ref:
-      j = seen.setdefault(id(r), i)
-      if j != i:
-        raise ValueError(
-            "only one reference to a mutable array may be passed as an argument to a "
-            f"function, but the mutable array reference of type {r.aval.str_short()} "
-            f"appeared at both args[{j}] and args[{i}].")
+  j, i = state_types.aliased_refs(buffers)
+  raise ValueError(
+      "only one reference to a mutable array may be passed as an argument to a function, "
+      f"but the mutable array reference of type {buffers[i].aval.str_short()} appeared at "
+      f"both args[{j}] and args[{i}].")
 
 
 def compile_with_refs(closed: core.ClosedJaxpr, compile_fn) -> RefExecutable:

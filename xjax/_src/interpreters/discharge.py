@@ -25,7 +25,7 @@ import weakref
 
 from xjax._src import core
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.state.types import Ref, is_ref_aval, uses_state
+from xjax._src.state.types import Ref, aliased_refs, is_ref_aval, uses_state
 
 
 def has_refs(closed: core.ClosedJaxpr) -> bool:
@@ -115,16 +115,13 @@ def check_jit_refs(closed: core.ClosedJaxpr, leaves) -> None:
   traced_for = info.traced_for if info is not None else "jit"
   names = (info.arg_names if info is not None and info.arg_names is not None
            else ("unknown",) * len(leaves))
-  seen: dict = {}
-  for i, x in enumerate(leaves):
-    if type(x) is Ref:
-      j = seen.setdefault(id(x), i)
-      if j != i:
-        raise ValueError(
-            "only one reference to a mutable array may be passed as an argument to a "
-            f"function, but when tracing {where} for {traced_for} the mutable array "
-            f"reference of type {x.aval.str_short()} appeared at both {names[j]} and "
-            f"{names[i]}.")
+  aliased = aliased_refs(leaves)
+  if aliased is not None:
+    j, i = aliased
+    raise ValueError(
+        "only one reference to a mutable array may be passed as an argument to a function, "
+        f"but when tracing {where} for {traced_for} the mutable array reference of type "
+        f"{leaves[i].aval.str_short()} appeared at both {names[j]} and {names[i]}.")
   closed_over = {id(c) for c in closed.consts if type(c) is Ref}
   for i, x in enumerate(leaves):
     if id(x) in closed_over:

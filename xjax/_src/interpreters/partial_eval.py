@@ -392,36 +392,47 @@ def dce_jaxpr(jaxpr: core.Jaxpr, used_outputs, instantiate=False):
   return new, used_inputs
 
 
-_pruned_calls = executable_cache.DerivedCache("dce-pruned call jaxprs")
+_pruned_jaxprs = executable_cache.DerivedCache("dce-pruned closed jaxprs")
+
+
+def dce_closed_jaxpr(closed: core.ClosedJaxpr, used_outputs, instantiate=False):
+  """`dce_jaxpr` of a closed jaxpr: (the jaxpr returning only `used_outputs`, its consts
+  kept; the used inputs). Cached per (jaxpr, used outputs, instantiate) as long as the jaxpr
+  lives, as the DCE rules of call-like primitives prune the same jaxprs again and again."""
+  used = tuple(used_outputs)
+
+  def build():
+    body, used_inputs = dce_jaxpr(closed.jaxpr, list(used), instantiate=instantiate)
+    return core.ClosedJaxpr(body, closed.consts), tuple(used_inputs)
+  return _pruned_jaxprs.get_or_build(closed, (used, instantiate), build)
 
 
 def call_dce_rule(jaxpr_param: str, per_input=(), keep_inputs_param=None):
   """A ``dce_rule`` for a primitive calling the (closed) jaxpr ``params[jaxpr_param]`` on its
-  operands (jit, call, closed_call; JAX's `dce_jaxpr_pjit_rule` and `dce_jaxpr_call_rule`).
+  operands (jit, call, closed_call, remat2; JAX's `dce_jaxpr_pjit_rule`,
+  `dce_jaxpr_call_rule` and `remat_dce`).
 
   The jaxpr is pruned to the used outputs and the operands it no longer reads are dropped,
-  with the entries of the per-operand tuple params named in `per_input` alongside (unless
-  the bool param `keep_inputs_param`, e.g. jit's ``keep_unused``, is set). The equation goes
-  when no output is used and the pruned jaxpr has no effects. Pruned jaxprs are cached per
-  (jaxpr, used outputs) as long as the jaxpr lives.
+  with the entries of the per-operand tuple params named in `per_input` alongside (a param
+  that is not a tuple, such as remat's ``prevent_cse=True``, stays), unless the bool param
+  `keep_inputs_param` (jit's ``keep_unused``) is set. The equation goes when no output is
+  used and the pruned jaxpr has no effects.
   """
   def rule(used_outputs, eqn):
     callee = eqn.params[jaxpr_param]
     closed = callee if isinstance(callee, core.ClosedJaxpr) else core.ClosedJaxpr(callee, [])
-    used = tuple(used_outputs)
     keep = bool(keep_inputs_param and eqn.params[keep_inputs_param])
-
-    def build():
-      body, used_inputs = dce_jaxpr(closed.jaxpr, list(used), instantiate=keep)
-      return core.ClosedJaxpr(body, closed.consts), tuple(used_inputs)
-    body, used_inputs = _pruned_calls.get_or_build(closed, (used, keep), build)
-    if not any(used) and not core.has_side_effects(body.jaxpr):
+    body, used_inputs = dce_closed_jaxpr(closed, used_outputs, instantiate=keep)
+    if not any(used_outputs) and not core.has_side_effects(body.jaxpr):
       return [False] * len(eqn.invars), None
-    params = dict(eqn.params, **{name: tuple(x for x, u in zip(eqn.params[name], used_inputs)
-                                             if u) for name in per_input})
+    params = dict(eqn.params)
+    for name in per_input:
+      if isinstance(params[name], tuple):
+        params[name] = tuple(x for x, u in zip(params[name], used_inputs, strict=True) if u)
     params[jaxpr_param] = body if isinstance(callee, core.ClosedJaxpr) else body.jaxpr
     new_eqn = eqn.replace(invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
-                          outvars=[v for v, u in zip(eqn.outvars, used) if u], params=params)
+                          outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+                          params=params)
     return list(used_inputs), new_eqn
   return rule
 

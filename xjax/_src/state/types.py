@@ -235,3 +235,15 @@ class Ref(metaclass=_RefMeta):
 
 
 core.pytype_aval_mappings[Ref] = lambda r: r._aval
+
+
+def aliased_refs(values):
+  """(j, i), the first positions j < i in `values` holding the same Ref; None if none does
+  (JAX allows one reference to a mutable array per call)."""
+  seen: dict = {}
+  for i, x in enumerate(values):
+    if type(x) is Ref:
+      j = seen.setdefault(id(x), i)
+      if j != i:
+        return j, i
+  return None
