@@ -133,6 +133,9 @@ _FLAGS = [
     _Flag("jax_debug_key_reuse", False, "JAX_DEBUG_KEY_REUSE",
           help="Turn on key reuse checking: typed PRNG keys (made with jax.random.key()) "
           "have their usage tracked, and reusing a consumed key raises KeyReuseError."),
+    _Flag("jax_legacy_prng_key", "allow", "JAX_LEGACY_PRNG_KEY", kind=str,
+          help="What passing a raw uint32 key array to a jax.random function does: 'allow' "
+          "it, 'warn', or raise an 'error'.", choices=("allow", "warn", "error")),
     _Flag("jax_enable_custom_prng", False, "JAX_ENABLE_CUSTOM_PRNG",
           help="Enables an internal upgrade that allows one to define custom pseudo-random "
           "number generator implementations (as in JAX 0.10.2, where the upgrade is "
@@ -521,6 +524,7 @@ log_compiles = _bool_state("jax_log_compiles")
 explain_cache_misses = _bool_state("jax_explain_cache_misses")
 debug_key_reuse = _bool_state("jax_debug_key_reuse")
 enable_custom_prng = _bool_state("jax_enable_custom_prng")
+legacy_prng_key = State("jax_legacy_prng_key")
 allow_f16_reductions = _bool_state("jax_allow_f16_reductions")
 threefry_partitionable = State("jax_threefry_partitionable", True,
                                extra_description=" (transient)")

@@ -7,8 +7,10 @@
   version xjax mirrors (`JAX_VERSION`) as ``jax.__version__``;
 * ``jax.<sub>`` is the very module ``xjax.<sub>`` (``jax.numpy is xjax.numpy``);
 * ``jax.version`` is `xjax._src.jax_compat.version` (JAX's version module);
-* ``jax._src.<sub>`` (JAX's private code, which some libraries import) is a thin alias
-  module under `xjax._src.jax_compat.private`, holding only names clients use;
+* ``jax._src.<sub>`` (JAX's private code, which some libraries and JAX's own tests import) is
+  a thin alias module under `xjax._src.jax_compat.private` where one exists (holding the
+  names clients use, and falling back to xjax's ``xjax._src.<sub>`` for the rest), else
+  xjax's ``xjax._src.<sub>`` itself;
 * anything else fails with ModuleNotFoundError saying that xjax does not provide it.
 
 `python -m xjax SCRIPT [ARGS]` (xjax/__main__.py) runs a script that way.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import os
 import sys
 import types
@@ -38,14 +41,36 @@ def _missing(fullname: str, detail: str = "") -> ModuleNotFoundError:
       "report the module your program needs.", name=fullname)
 
 
-def _target(fullname: str) -> str:
-  """The xjax module that `jax...` name `fullname` resolves to."""
+def _targets(fullname: str) -> list[str]:
+  """The xjax modules that `jax...` name `fullname` may resolve to, the first found wins: for
+  ``jax._src.<sub>``, the alias module under `_PRIVATE` if there is one, else xjax's own
+  ``xjax._src.<sub>`` (whose layout mirrors JAX's: JAX's test files import from it)."""
   rest = fullname[len("jax"):]
   if rest == ".version":
-    return "xjax._src.jax_compat.version"
-  if rest == "._src" or rest.startswith("._src."):
-    return _PRIVATE + rest[len("._src"):]
-  return "xjax" + rest
+    return ["xjax._src.jax_compat.version"]
+  if rest == "._src":
+    return [_PRIVATE]
+  if rest.startswith("._src."):
+    return [_PRIVATE + rest[len("._src"):], "xjax" + rest]
+  return ["xjax" + rest]
+
+
+def _fall_back_to(alias, own_name: str) -> None:
+  """Names an alias module lacks are read from xjax's module `own_name`, when it exists."""
+  try:
+    if importlib.util.find_spec(own_name) is None:
+      return
+  except ModuleNotFoundError:
+    return
+
+  def __getattr__(attr):
+    if attr.startswith("__"):
+      raise AttributeError(attr)
+    try:
+      return getattr(importlib.import_module(own_name), attr)
+    except AttributeError:
+      raise AttributeError(f"module {alias.__name__!r} has no attribute {attr!r}") from None
+  alias.__getattr__ = __getattr__
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -72,13 +97,18 @@ class _JaxFinder(importlib.abc.MetaPathFinder):
       return importlib.machinery.ModuleSpec("jax", _AliasLoader(self.root), is_package=True)
     if not fullname.startswith("jax."):
       return None
-    name = _target(fullname)
-    try:
-      module = importlib.import_module(name)
-    except ModuleNotFoundError as e:
-      if e.name is not None and (name == e.name or name.startswith(e.name + ".")):
-        raise _missing(fullname) from None
-      raise
+    module = None
+    for name in _targets(fullname):
+      try:
+        module = importlib.import_module(name)
+        break
+      except ModuleNotFoundError as e:
+        if not (e.name is not None and (name == e.name or name.startswith(e.name + "."))):
+          raise
+    if module is None:
+      raise _missing(fullname)
+    if name.startswith(_PRIVATE + ".") and not hasattr(module, "__getattr__"):
+      _fall_back_to(module, "xjax" + fullname[len("jax"):])
     is_package = hasattr(module, "__path__")
     return importlib.machinery.ModuleSpec(fullname, _AliasLoader(module), is_package=is_package)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import warnings
+
 import numpy as np
 
 from xjax._src import core
@@ -78,6 +80,21 @@ def _is_arraylike(x) -> bool:
           or hasattr(x, "__jax_array__"))
 
 
+_LEGACY_KEY_MESSAGE = (
+    "Legacy uint32 key array passed as key to jax.random function. Please create keys using "
+    "jax.random.key(). If use of a raw key array was intended, set "
+    'jax_legacy_prng_key="allow".')
+
+
+def _check_legacy_key_allowed() -> None:
+  """JAX's `jax_legacy_prng_key` check of a raw key passed to a random function."""
+  mode = config.jax_legacy_prng_key
+  if mode == "error":
+    raise ValueError(_LEGACY_KEY_MESSAGE)
+  if mode == "warn":
+    warnings.warn(_LEGACY_KEY_MESSAGE, stacklevel=4)
+
+
 def check_prng_key(name: str, key, *, allow_batched: bool = False):
   """``(typed key, was_raw)``: wraps raw uint32 keys, with JAX's checks and messages."""
   if isinstance(key, PRNGKeyArray):
@@ -86,6 +103,7 @@ def check_prng_key(name: str, key, *, allow_batched: bool = False):
     typed, wrapped = PRNGKeyArray(key.dtype._impl, key), False
   elif _is_arraylike(key):
     typed, wrapped = prng.random_wrap(key, impl=default_prng_impl()), True
+    _check_legacy_key_allowed()
   else:
     raise TypeError(f"unexpected PRNG key type {type(key)}")
   if not allow_batched and typed.ndim:

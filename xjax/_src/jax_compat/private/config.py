@@ -1,0 +1,63 @@
+"""`jax._src.config` under `xjax.install_as_jax()`: the configuration object, the per-thread
+option states (``config.enable_x64.value``, ``with config.numpy_rank_promotion("raise")``)
+and, for options xjax fixes at JAX 0.10.2's default, a read-only state of that value."""
+from xjax._src.config import *  # noqa: F401,F403
+from xjax._src import config as _config_lib
+from xjax._src.config import State, config
+
+globals().update({k: v for k, v in vars(_config_lib).items()
+                  if isinstance(v, State) or k in ("config", "State", "disable_jit")})
+
+
+def _read(name: str):
+  """The current value of option `name` (JAX's private reader, for any option)."""
+  return getattr(config, name)
+
+
+class FixedState:
+  """An option xjax does not make configurable, at the value xjax always behaves with (JAX
+  0.10.2's default): ``.value`` reads it; setting the same value is allowed, another raises
+  NotImplementedError."""
+
+  def __init__(self, name: str, value):
+    self.name, self._value = name, value
+
+  @property
+  def value(self):
+    return self._value
+
+  def __call__(self, new_val=True):
+    if new_val != self._value:
+      raise NotImplementedError(f"xjax supports only {self.name}={self._value!r}")
+    import contextlib
+    return contextlib.nullcontext()
+
+
+use_simplified_jaxpr_constants = FixedState("jax_use_simplified_jaxpr_constants", False)
+remove_size_one_mesh_axis_from_type = FixedState("jax_remove_size_one_mesh_axis_from_type",
+                                                 False)
+use_direct_linearize = FixedState("jax_use_direct_linearize", True)
+softmax_custom_jvp = FixedState("jax_softmax_custom_jvp", False)
+disable_vmap_shmap_error = FixedState("jax_disable_vmap_shmap_error", False)
+disable_bwd_checks = FixedState("jax_disable_bwd_checks", False)
+embedded_constants_max_bytes = FixedState("jax_embedded_constants_max_bytes", 32)
+
+
+class _ShardyState:
+  """``jax_use_shardy_partitioner``: a configuration flag of xjax, read as a state."""
+  name = "jax_use_shardy_partitioner"
+
+  @property
+  def value(self):
+    return config.jax_use_shardy_partitioner
+
+
+use_shardy_partitioner = _ShardyState()
+
+
+class LegacyPrngKeyState:
+  ALLOW, WARN, ERROR = "allow", "warn", "error"
+
+
+parse_flags_with_absl = config.parse_flags_with_absl
+update = config.update
