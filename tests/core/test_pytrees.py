@@ -471,3 +471,49 @@ def test_tree_util_has_jax_public_names():
 def test_docstring_examples_run():
   result = doctest.testmod(tree_util_impl, optionflags=doctest.ELLIPSIS)
   assert result.attempted > 0 and result.failed == 0
+
+
+def test_treedef_walk_folds_bottom_up_with_node_data():
+  leaves, treedef = tu.tree_flatten({"b": 2, "a": 1, "c": ({"b": 2, "a": 1}, [3])})
+  seen = []
+  total = treedef.walk(lambda kids, data: seen.append(data) or sum(kids), lambda x: 10 * x,
+                       leaves)
+  assert total == 90
+  assert seen == [["a", "b"], None, None, ["a", "b", "c"]]
+  assert treedef.walk(None, None, leaves) == (1, 2, ((1, 2), (3,)))
+  with pytest.raises(ValueError, match="Too few leaves"):
+    treedef.walk(None, None, leaves[:-1])
+
+
+def test_treedef_serialize_using_proto_round_trips_builtin_structures():
+  treedef = tu.tree_structure([1, [2], (3, None), {"a": 4, "b": 5}, {7: 6}])
+  data = treedef.serialize_using_proto()
+  assert isinstance(data, bytes)
+  assert tu.PyTreeDef.deserialize_using_proto(tu.default_registry, data) == treedef
+  Pair = collections.namedtuple("Pair", "x y")
+  with pytest.raises(TypeError):
+    tu.tree_structure(Pair(1, 2)).serialize_using_proto()
+
+
+def test_broadcast_flattened_prefix_with_treedef():
+  prefix_leaves, prefix = tu.tree_flatten((1, 2, 3))
+  full = tu.tree_structure((0, {"a": 0, "b": 0}, (0, 0)))
+  assert tree_util_impl.broadcast_flattened_prefix_with_treedef(
+      prefix_leaves, prefix, full) == [1, 2, 2, 3, 3]
+  for bad in [(0, {"a": 0}), (0, 0, 0, 0), [0, 0, 0], 0]:
+    with pytest.raises(ValueError, match="not a prefix"):
+      tree_util_impl.broadcast_flattened_prefix_with_treedef(
+          prefix_leaves, prefix, tu.tree_structure(bad))
+
+
+def test_dispatch_registry_flattens_like_default_for_plain_nodes():
+  tree = {"a": [1, (2, None)], "b": collections.OrderedDict(x=3)}
+  assert tree_util_impl.dispatch_registry.flatten(tree) == tu.default_registry.flatten(tree)
+
+
+def test_flatten_rejects_non_iterable_children():
+  class Bad:
+    pass
+  tu.register_pytree_node(Bad, lambda o: (7, 7), lambda aux, kids: Bad())
+  with pytest.raises(ValueError, match="'children' is iterable"):
+    tu.tree_flatten(Bad())

@@ -22,6 +22,7 @@ import dataclasses
 import difflib
 import enum
 import functools
+import json
 import operator
 import textwrap
 from typing import Any, Callable, Iterable, TypeVar
@@ -143,6 +144,10 @@ class _Registration:
     if not isinstance(out, tuple) or len(out) != 2:
       raise ValueError("The to_iterable function for a custom PyTree node should return "
                        f"a (children, aux_data) tuple, got {out!r}")
+    if type(out[0]) is not list and type(out[0]) is not tuple and \
+        not hasattr(out[0], "__iter__"):
+      raise ValueError("The to_iterable function for a custom PyTree node should return a "
+                       f"(children, aux_data) tuple where 'children' is iterable, got {out!r}")
     return out
 
   def children_with_keys(self, x):
@@ -549,6 +554,76 @@ class PyTreeDef:
       return inner._root if node is _LEAF else (*node[:2], tuple(map(compose, node[2])))
     return PyTreeDef(compose(self._root), self._num_leaves * inner._num_leaves)
 
+  def walk(self, f_node: Callable | None, f_leaf: Callable | None, leaves: Iterable) -> Any:
+    """Folds the structure bottom-up over ``leaves``. Mirrors jaxlib's `PyTreeDef.walk`.
+
+    Each leaf becomes ``f_leaf(leaf)`` (the leaf itself when `f_leaf` is None); each node,
+    children first, becomes ``f_node(tuple_of_children_results, node_data)`` (the tuple
+    when `f_node` is None), where node_data is a dict's sorted key list, a namedtuple's
+    class, a custom node's auxiliary data, or None. Returns the root's result.
+
+    Raises:
+      ValueError: `leaves` has more or fewer items than the structure's leaves.
+    """
+    it = iter(leaves)
+
+    def go(node):
+      if node is _LEAF:
+        try:
+          x = next(it)
+        except StopIteration:
+          raise ValueError("Too few leaves for PyTreeDef") from None
+        return x if f_leaf is None else f_leaf(x)
+      kind, aux, children = node
+      results = tuple(go(c) for c in children)
+      data = (list(aux) if kind is dict else aux.data if type(kind) is _Registration
+              else aux if kind is _NAMEDTUPLE else None)
+      return results if f_node is None else f_node(results, data)
+    out = go(self._root)
+    if next(it, _LEAF) is not _LEAF:
+      raise ValueError("Too many leaves for PyTreeDef")
+    return out
+
+  def serialize_using_proto(self) -> bytes:
+    """The structure as bytes that `deserialize_using_proto` reads back.
+
+    Mirrors jaxlib's method of that name for the structures it supports: tuples, lists,
+    None and dicts with str or int keys (xjax's encoding, not jaxlib's protobuf).
+
+    Raises:
+      TypeError: the structure holds a namedtuple, a custom node or another dict key.
+    """
+    def enc(node):
+      if node is _LEAF:
+        return "*"
+      kind, aux, children = node
+      if kind is dict:
+        for k in aux:
+          if type(k) not in (str, int):
+            raise TypeError(f"serialize_using_proto: unsupported dict key {k!r}")
+        return {"dict": [[k, enc(c)] for k, c in zip(aux, children)]}
+      if kind in (tuple, list, NoneType):
+        return {kind.__name__: [enc(c) for c in children]}
+      raise TypeError(f"serialize_using_proto: unsupported node type in {self!r}")
+    return json.dumps(enc(self._root)).encode()
+
+  @staticmethod
+  def deserialize_using_proto(registry, data: bytes) -> PyTreeDef:
+    """The `PyTreeDef` that `serialize_using_proto` wrote as ``data`` (``registry`` is
+    accepted for JAX's signature; xjax has one registry)."""
+    del registry
+    kinds = {"tuple": tuple, "list": list, "NoneType": NoneType}
+
+    def dec(x):
+      if x == "*":
+        return _LEAF
+      (name, items), = x.items()
+      if name == "dict":
+        return (dict, tuple(k for k, _ in items), tuple(dec(c) for _, c in items))
+      return (kinds[name], None, tuple(map(dec, items)))
+    root = dec(json.loads(bytes(data).decode()))
+    return PyTreeDef(root, _count(root, 0))
+
 
 def _count(node, per_node):
   """The number of leaves (``per_node=0``) or nodes (``per_node=1``) under ``node``."""
@@ -642,6 +717,29 @@ def _node_repr(node):
   if kind is _NAMEDTUPLE:
     return f"CustomNode(namedtuple[{aux.__name__}], [{inner}])"
   return f"CustomNode({kind.type.__name__}[{aux.data!s}], [{inner}])"
+
+
+def broadcast_flattened_prefix_with_treedef(prefix_leaves: list, prefix_treedef: PyTreeDef,
+                                            full_treedef: PyTreeDef) -> list:
+  """The leaves of a tree of structure `full_treedef`, each leaf of the prefix tree (given
+  flat) repeated over its subtree. Mirrors JAX's private function of that name.
+
+  Raises:
+    ValueError: `prefix_treedef` is not a prefix of `full_treedef`.
+  """
+  out, leaves = [], iter(prefix_leaves)
+
+  def go(prefix, full):
+    if prefix is _LEAF:
+      out.extend([next(leaves)] * _count(full, 0))
+    elif full is _LEAF or prefix[0] is not full[0] or len(prefix[2]) != len(full[2]) or \
+        prefix[1] != full[1]:
+      raise ValueError("`prefix_treedef` is not a prefix of `full_treedef`")
+    else:
+      for p, f in zip(prefix[2], full[2]):
+        go(p, f)
+  go(prefix_treedef._root, full_treedef._root)
+  return out
 
 
 def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
@@ -1014,25 +1112,32 @@ class PyTreeRegistry:
 
   xjax has one registry, this module's; `default_registry` is the view of it that
   `jax.tree_util.default_registry` is in JAX: its methods flatten with, and register
-  into, the same table as the module's functions.
+  into, the same table as the module's functions. `dispatch_registry` (JAX's registry for
+  jit's argument flattening) is the view of xjax's transformations, where typed PRNG key
+  arrays are nodes.
   """
+
+  def __init__(self, functions: _TreeFunctions | None = None):
+    self._functions = public if functions is None else functions
 
   def flatten(self, tree, leaf_predicate: Callable[[Any], bool] | None = None):
     """``(leaves, treedef)`` of `tree` (see `tree_flatten`)."""
-    return public.tree_flatten(tree, leaf_predicate)
+    return self._functions.tree_flatten(tree, leaf_predicate)
 
   def flatten_with_path(self, tree, leaf_predicate: Callable[[Any, Any], bool] | None = None):
     """``([(key_path, leaf), ...], treedef)``; `leaf_predicate` takes ``(key_path, x)``."""
-    return public.tree_flatten_with_path(tree, leaf_predicate, is_leaf_takes_path=True)
+    return self._functions.tree_flatten_with_path(tree, leaf_predicate, is_leaf_takes_path=True)
 
   def flatten_one_level(self, tree):
     """``(children, metadata)`` of a node, None for a leaf."""
-    return None if _kind_of(tree, _public_kinds) is _LEAF else public.flatten_one_level(tree)
+    functions = self._functions
+    return None if _kind_of(tree, functions._kinds) is _LEAF else functions.flatten_one_level(tree)
 
   def flatten_one_level_with_keys(self, tree):
     """``(((key, child), ...), metadata)`` of a node, None for a leaf."""
-    return None if _kind_of(tree, _public_kinds) is _LEAF else \
-        public.flatten_one_level_with_keys(tree)
+    functions = self._functions
+    return None if _kind_of(tree, functions._kinds) is _LEAF else \
+        functions.flatten_one_level_with_keys(tree)
 
   def is_node(self, type: type) -> bool:  # noqa: A002 -- jaxlib's parameter name
     """Whether instances of `type` are pytree nodes.
@@ -1042,7 +1147,7 @@ class PyTreeRegistry:
     """
     if not isinstance(type, _builtin_type):
       raise TypeError(f"is_node: type must be a class, got {type!r}")
-    return public.is_tree_node(type)
+    return self._functions.is_tree_node(type)
 
   def register_node(self, type, to_iterable, from_iterable,  # noqa: A002
                     to_iterable_with_keys=None) -> None:
@@ -1054,8 +1159,9 @@ class PyTreeRegistry:
     register_dataclass(type, list(data_fields), list(meta_fields))
 
   def __repr__(self):
-    return "<xjax default PyTreeRegistry>"
+    return f"<xjax {'default' if self._functions is public else 'dispatch'} PyTreeRegistry>"
 
 
 _builtin_type = type  # `type` is a parameter name above
 default_registry = PyTreeRegistry()
+dispatch_registry = PyTreeRegistry(_internal)
