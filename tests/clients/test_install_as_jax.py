@@ -69,6 +69,24 @@ def test_missing_modules_and_names_say_xjax_lacks_them():
   assert lines[2] == "ImportError"
 
 
+def test_from_jax_src_import_falls_back_to_xjax_modules():
+  # `from jax._src import X` reads X off the `jax._src` package first: an alias module must
+  # still fall back to xjax._src.X for the names it lacks, and a name with no alias module is
+  # xjax's own xjax._src.X.
+  proc = _python("""
+      import xjax
+      xjax.install_as_jax()
+      import jax
+      from jax._src import dtypes, api_util
+      import xjax._src.api_util
+      assert dtypes.bfloat16 is xjax._src.dtypes.bfloat16
+      assert api_util is xjax._src.api_util
+      print("ok")
+  """)
+  assert proc.returncode == 0, proc.stderr
+  assert proc.stdout.strip() == "ok"
+
+
 def test_refuses_when_another_jax_is_imported():
   proc = _python("""
       import sys, types
