@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from xjax._src import backend
 from xjax._src.sharding import mesh as mesh_lib
 from xjax._src.sharding.partition_spec import UNCONSTRAINED, PartitionSpec, axes_of
 
@@ -151,6 +152,11 @@ class Sharding:
 
   def check_shape(self, shape) -> None:
     """Raises ValueError when this sharding cannot split an array of `shape`."""
+
+  def _to_xla_hlo_sharding(self, num_dimensions: int):
+    """XLA's HloSharding of this sharding for an array of rank `num_dimensions` (JAX's
+    method of the same name; tile assignments name device positions, as in an executable)."""
+    return backend.hlo_sharding(self._tile_description(num_dimensions))
 
 
 class SingleDeviceSharding(Sharding):
