@@ -292,9 +292,26 @@ class NamedSharding(Sharding):
 class GSPMDSharding(Sharding):
   """A sharding XLA chose that no PartitionSpec over the mesh describes: its tiles as they are."""
 
-  def __init__(self, devices, tiles: TileDescription):
+  def __init__(self, devices, tiles):
+    """`devices`: the device assignment; `tiles`: a `TileDescription`, or XLA's HloSharding
+    or OpSharding of it (as JAX's constructor takes).
+
+    Raises:
+      NotImplementedError: the XLA sharding is not tiled (manual, maximal or a tuple).
+    """
     self._devices = tuple(devices)
+    if not isinstance(tiles, TileDescription):
+      proto = tiles.to_proto() if hasattr(tiles, "to_proto") else tiles
+      described = backend.describe_sharding(proto)
+      if described is None:
+        raise NotImplementedError(f"xjax's GSPMDSharding holds tiled shardings only, not {tiles}")
+      tiles = TileDescription(*described)
     self._tiles = tiles
+
+  @classmethod
+  def get_replicated(cls, device_assignment, *, memory_kind=None):
+    """The sharding that keeps a whole copy on each of `device_assignment`."""
+    return cls(device_assignment, TileDescription((), (0,), False))
 
   @property
   def _device_assignment(self) -> tuple:
