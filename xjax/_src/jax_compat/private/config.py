@@ -1,6 +1,8 @@
 """`jax._src.config` under `xjax.install_as_jax()`: the configuration object, the per-thread
 option states (``config.enable_x64.value``, ``with config.numpy_rank_promotion("raise")``)
 and, for options xjax fixes at JAX 0.10.2's default, a read-only state of that value."""
+import contextlib
+
 from xjax._src.config import *  # noqa: F401,F403
 from xjax._src import config as _config_lib
 from xjax._src.config import State, config
@@ -27,10 +29,22 @@ class FixedState:
     return self._value
 
   def __call__(self, new_val=True):
-    if new_val != self._value:
-      raise NotImplementedError(f"xjax supports only {self.name}={self._value!r}")
-    import contextlib
-    return contextlib.nullcontext()
+    """A context manager and decorator setting the option: a no-op for the value xjax has;
+    for another, entering it (running the decorated test) raises NotImplementedError."""
+    return _FixedSetting(self, new_val)
+
+
+class _FixedSetting(contextlib.ContextDecorator):
+  def __init__(self, state: FixedState, new_val):
+    self.state, self.new_val = state, new_val
+
+  def __enter__(self):
+    if self.new_val != self.state.value:
+      raise NotImplementedError(f"xjax supports only {self.state.name}={self.state.value!r}")
+    return self
+
+  def __exit__(self, *exc):
+    return False
 
 
 use_simplified_jaxpr_constants = FixedState("jax_use_simplified_jaxpr_constants", False)
