@@ -121,6 +121,48 @@ def test_einsum_matches_numpy(rng, subscripts, shapes):
         tol=1e-5)
 
 
+@pytest.mark.parametrize("subscripts,shapes", [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("aa->a", [(3, 3)]), ("aab,bc->ac", [(2, 2, 3), (3, 4)]),
+    ("ba,b->", [(3, 2), (3,)]), ("fdf,cdd,ccd,afe->ae", [(2, 3, 2), (4, 3, 3), (4, 4, 3),
+                                                       (5, 2, 6)])], ids=str)
+def test_einsum_bool_sums_are_or(rng, subscripts, shapes):
+  ops = [rng.random(s) < 0.3 for s in shapes]
+  out = jnp.einsum(subscripts, *ops)
+  assert out.dtype == np.bool_
+  np.testing.assert_array_equal(out, np.einsum(subscripts, *ops))
+
+
+@pytest.mark.parametrize("subscripts,shapes", [
+    ("cij,cjk->cik", [(1, 4, 5), (3, 5, 6)]), ("cij,cjk->cik", [(1, 4, 5), (3, 1, 6)]),
+    ("ij,jk->ik", [(2, 1), (5, 3)]), ("...ij,...j", [(2, 1, 3, 3), (2, 4, 3)])], ids=str)
+def test_einsum_broadcasts_size_one_axes(rng, subscripts, shapes):
+  ops = [rand(rng, s, np.float32) for s in shapes]
+  check(lambda *xs: jnp.einsum(subscripts, *xs), lambda *xs: np.einsum(subscripts, *xs), *ops,
+        tol=1e-5)
+  with pytest.raises(ValueError, match="broadcast"):
+    jnp.einsum("ij,jk->ik", np.ones((2, 3)), np.ones((4, 5)))
+
+
+def test_einsum_paths(rng):
+  ops = [rand(rng, s, np.float32) for s in [(2, 3), (2, 4), (2, 5)]]
+  want = np.einsum("ij,ik,il->jkl", *ops)
+  for optimize in ("auto", "greedy", "optimal", True, False, [(0, 2), (0, 1)],
+                   ["einsum_path", (1, 2), (0, 1)]):
+    np.testing.assert_allclose(jnp.einsum("ij,ik,il->jkl", *ops, optimize=optimize), want,
+                               rtol=1e-5)
+  with pytest.raises(NotImplementedError, match="3 or more operands"):
+    jnp.einsum("ij,ik,il->jkl", *ops, optimize=[(0, 1, 2)])
+  with pytest.raises(KeyError, match="not found"):
+    jnp.einsum("ij,ik,il->jkl", *ops, optimize="fastest")
+  with pytest.raises(ValueError, match="path"):
+    jnp.einsum("ij,ik,il->jkl", *ops, optimize=[(0, 1)])
+  # the path einsum takes is the one einsum_path reports: least flops for three operands
+  a, b, c = np.ones((2, 3)), np.ones((3, 40)), np.ones((40, 2))
+  assert jnp.einsum_path("ij,jk,kl->il", a, b, c)[0] == [(1, 2), (0, 1)]
+  text = str(xjax.make_jaxpr(lambda *xs: jnp.einsum("ij,jk,kl->il", *xs))(a, b, c))
+  assert "f32[3,2] = dot_general" in text  # b @ c first
+
+
 def test_einsum_dtypes_and_errors(rng):
   a = rand(rng, (2, 3), np.int32)
   b = rand(rng, (3, 2), np.float32)

@@ -44,7 +44,7 @@ from xjax._src.numpy.scalar_types import (
 )
 from xjax._src.numpy.sorting import argsort as argsort, sort as sort
 from xjax._src.numpy.tensor_contractions import (
-    dot as dot, einsum as einsum, inner as inner, matmul as matmul, outer as outer, tensordot as tensordot,
+    dot as dot, inner as inner, matmul as matmul, outer as outer, tensordot as tensordot,
     vdot as vdot,
 )
 from xjax._src.numpy.ufuncs import (
@@ -116,7 +116,7 @@ from xjax._src.numpy.io import (
     printoptions as printoptions, save as save, savez as savez,
     set_printoptions as set_printoptions,
 )
-from xjax._src.numpy.tensor_contractions import einsum_path as einsum_path
+from xjax._src.numpy.einsum import einsum as einsum, einsum_path as einsum_path
 from numpy import (
     character as character, flexible as flexible, object_ as object_,
 )

@@ -36,7 +36,7 @@ from xjax._src.lax.linalg import svd as lax_svd
 from xjax._src.lax.linalg.cholesky import cholesky as lax_cholesky
 from xjax._src.lax.linalg.triangular_solve import triangular_solve
 from xjax._src.numpy import creation, indexing, lax_numpy, math_extras, reductions, selection
-from xjax._src.numpy import tensor_contractions, ufuncs
+from xjax._src.numpy import einsum as einsum_lib, tensor_contractions, ufuncs
 from xjax._src.numpy.index_tricks import ix_
 from xjax._src.numpy.util import (canonicalize_axis, check_arraylike, const_like, dtype_of,
                                   promote_dtypes_inexact)
@@ -1069,8 +1069,8 @@ def multi_dot(arrays, *, precision=None):
     einsum_axes[0] = einsum_axes[0][1:]
   if arrs[-1].ndim == 1:
     einsum_axes[-1] = einsum_axes[-1][:1]
-  return tensor_contractions.einsum(*itertools.chain(*zip(arrs, einsum_axes)),
-                                    optimize="auto", precision=precision)
+  return einsum_lib.einsum(*itertools.chain(*zip(arrs, einsum_axes)),
+                           optimize="auto", precision=precision)
 
 
 def cross(x1, x2, /, *, axis=-1):

@@ -1,4 +1,5 @@
-"""Products: dot, matmul, vdot, inner, outer, tensordot and einsum, over `lax.dot_general`.
+"""Products: dot, matmul, vdot, inner, outer, tensordot, matvec, vecmat and vecdot, over
+`lax.dot_general` (einsum is in einsum.py).
 
 As in JAX, the result dtype is the promoted dtype of the operands (weakly
 typed when both are), passed to dot_general as its `preferred_element_type`.
@@ -72,6 +73,10 @@ def _dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None
 
   Raises:
     TypeError: the contracted dimensions differ in size.
+
+  >>> import xjax.numpy as jnp
+  >>> jnp.dot(jnp.ones((2, 3)), jnp.arange(3.0))
+  Array([3., 3.], dtype=float32)
 
   Mirrors `jax.numpy.dot`.
   """
@@ -264,215 +269,6 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
   return _dot_general(a, b, (contract, ((), ())), precision, out_dtype, weak)
 
 
-# ----------------------------------------------------------------------------
-# einsum
-
-
-def _parse_einsum(subscripts: str, ndims: list[int]):
-  """Input letter lists and the output letters of `subscripts`, with '...' expanded."""
-  subscripts = subscripts.replace(" ", "")
-  if "->" in subscripts:
-    inputs, output = subscripts.split("->")
-  else:
-    inputs, output = subscripts, None
-  in_specs = inputs.split(",")
-  if len(in_specs) != len(ndims):
-    raise ValueError(f"einsum: {len(in_specs)} input subscripts for {len(ndims)} operands")
-  used = set(subscripts) - set(",->.")
-  spare = iter(c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used)
-  n_ellipsis = max([nd - len(s.replace("...", "")) for s, nd in zip(in_specs, ndims)
-                    if "..." in s] or [0])
-  ellipsis = "".join(next(spare) for _ in range(n_ellipsis))
-  specs = []
-  for s, nd in zip(in_specs, ndims):
-    if "..." in s:
-      k = nd - len(s.replace("...", ""))
-      s = s.replace("...", ellipsis[n_ellipsis - k:] if k else "")
-    if len(s) != nd:
-      raise ValueError(f"einsum: subscripts {s!r} do not match an operand of rank {nd}")
-    specs.append(list(s))
-  if output is None:
-    letters = [c for s in specs for c in s if c not in ellipsis]
-    output = ellipsis + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-  else:
-    output = output.replace("...", ellipsis)
-  return specs, list(output)
-
-
-def _take_diagonals(x, spec):
-  # A letter repeated within one operand selects the diagonal of those axes.
-  while len(set(spec)) != len(spec):
-    letter = next(c for c in spec if spec.count(c) > 1)
-    p = spec.index(letter)
-    q = spec.index(letter, p + 1)
-    n = util.shape(x)[p]
-    eye = lax.eq(lax_structural.broadcasted_iota(np.int32, (n, n), 0),
-                 lax_structural.broadcasted_iota(np.int32, (n, n), 1))
-    mask = lax_structural.broadcast_in_dim(eye, util.shape(x), (p, q))
-    x = lax.select_n(mask, lax_structural.full_like(x, 0), x)
-    x = lax_reductions.reduce_sum(x, (q,))
-    spec = spec[:q] + spec[q + 1:]
-  return x, spec
-
-
-@jit(static_argnames=("subscripts", "precision", "preferred_element_type", "out_sharding",
-                      "dot_general"), inline=True)
-def _einsum(operands, subscripts, precision, preferred_element_type, out_sharding=None,
-            dot_general=lax_dot.dot_general):
-  out_dtype, weak = (dtypes.result_type(*operands, return_weak_type_flag=True)
-                     if preferred_element_type is None else (preferred_element_type, False))
-  out_dtype = dtypes.canonicalize_dtype(out_dtype)
-  specs, output = _parse_einsum(subscripts, [util.ndim(x) for x in operands])
-  arrays = []
-  for i, (x, spec) in enumerate(zip(operands, specs)):
-    # Operands keep their dtypes: dot_general takes mixed ones, accumulating in out_dtype.
-    x, spec = _take_diagonals(x, spec)
-    # Letters seen nowhere else are summed out right away.
-    others = set(output).union(*(set(s) for j, s in enumerate(specs) if j != i))
-    lonely = [a for a, c in enumerate(spec) if c not in others]
-    if lonely:
-      x = lax_reductions.reduce_sum(x, tuple(lonely))
-      spec = [c for c in spec if c in others]
-    arrays.append((x, spec))
-  if len(arrays) == 2:
-    x, spec = _contract_two(arrays[1], arrays[0], output, precision, out_dtype, out_sharding,
-                            dot_general)
-    return _finish_einsum(x, spec, output, out_dtype, weak, out_sharding)
-  x, spec = arrays[0]
-  for k, (y, yspec) in enumerate(arrays[1:], start=1):
-    later = set(output).union(*(set(s) for _, s in arrays[k + 1:]))
-    shared = [c for c in spec if c in yspec]
-    batch = [c for c in shared if c in later]
-    contract = [c for c in shared if c not in later]
-    dims = ((tuple(spec.index(c) for c in contract), tuple(yspec.index(c) for c in contract)),
-            (tuple(spec.index(c) for c in batch), tuple(yspec.index(c) for c in batch)))
-    x = dot_general(x, y, dims, precision, preferred_element_type=out_dtype)
-    spec = batch + [c for c in spec if c not in shared] + [c for c in yspec if c not in shared]
-  return _finish_einsum(x, spec, output, out_dtype, weak, out_sharding)
-
-
-def _contract_two(lhs, rhs, output, precision, out_dtype, out_sharding=None,
-                  dot_general=lax_dot.dot_general):
-  """One pairwise contraction the way JAX's einsum orders it: `lhs` is the second operand
-  (opt_einsum pops the higher index first); when batch + rhs's + lhs's free letters
-  already spell the output, the product is taken as (rhs, lhs) and needs no transpose."""
-  (x, xspec), (y, yspec) = lhs, rhs
-  shared = set(xspec) & set(yspec)
-  batch = [c for c in output if c in shared]
-  contract = sorted(c for c in shared if c not in batch)  # JAX sorts the contracted letters
-  x_free = [c for c in xspec if c not in shared]
-  y_free = [c for c in yspec if c not in shared]
-  if batch + y_free + x_free == list(output):
-    x, xspec, y, yspec, x_free, y_free = y, yspec, x, xspec, y_free, x_free
-  dims = ((tuple(xspec.index(c) for c in contract), tuple(yspec.index(c) for c in contract)),
-          (tuple(xspec.index(c) for c in batch), tuple(yspec.index(c) for c in batch)))
-  spec = batch + x_free + y_free
-  # The out_sharding goes on the product when it already is the output (as JAX does).
-  direct = out_sharding if spec == list(output) else None
-  sharding = {} if direct is None else {"out_sharding": direct}
-  out = dot_general(x, y, dims, precision, preferred_element_type=out_dtype, **sharding)
-  return out, spec
-
-
-def _finish_einsum(x, spec, output, out_dtype, weak, out_sharding=None):
-  missing = [c for c in output if c not in spec]
-  if missing:
-    raise ValueError(f"einsum: output subscript(s) {''.join(missing)} do not appear in the inputs")
-  extra = tuple(a for a, c in enumerate(spec) if c not in output)
-  if extra:
-    x = lax_reductions.reduce_sum(x, extra)
-    spec = [c for c in spec if c in output]
-  perm = tuple(spec.index(c) for c in output)
-  if perm != tuple(range(len(perm))):
-    x = lax_structural.transpose(x, perm)
-  x = lax.convert_element_type(x, out_dtype, weak_type=weak)
-  if out_sharding is not None and (extra or perm != tuple(range(len(perm)))
-                                   or util.aval_of(x).sharding is None):
-    x = reshard(x, out_sharding)
-  return x
-
-
-_LABELS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-def _interleaved_to_subscripts(*args):
-  """NumPy's ``einsum(op0, sublist0, op1, sublist1, ..., [out_sublist])`` as (subscripts, operands)."""
-  operands, sublists = list(args[0::2]), list(args[1::2])
-  out = operands.pop() if len(args) % 2 else None  # a trailing output sublist
-  util.ensure_arraylike("einsum", *operands)
-
-  def letters(sublist):
-    try:
-      items = list(sublist)
-    except TypeError:
-      items = None
-    if items is None or not all(i is Ellipsis or (isinstance(i, int) and not isinstance(i, bool))
-                                for i in items):
-      raise TypeError("For this input type lists must contain either Ellipsis or hashable "
-                      "and comparable object (e.g. int, str).")
-    for i in items:
-      if i is not Ellipsis and not 0 <= i < len(_LABELS):
-        raise ValueError(f"subscript is not within the valid range [0, {len(_LABELS)})")
-    return "".join("..." if i is Ellipsis else _LABELS[i] for i in items)
-
-  subscripts = ",".join(letters(s) for s in sublists)
-  if out is not None:
-    subscripts += "->" + letters(out)
-  return subscripts, operands
-
-
-def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None, out=None,
-           optimize=None, out_sharding=None, _dot_general=None):
-  """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
-
-  Operands are contracted left to right with `lax.dot_general`; a letter
-  repeated within one operand takes a diagonal, and letters absent from the
-  output are summed. '...' stands for broadcast leading axes.
-
-  Args:
-    subscripts: the index string, e.g. ``"bij,bjk->bik"`` (implicit output:
-      the letters appearing once, sorted). NumPy's interleaved form is taken
-      too: ``einsum(a, [0, 1], b, [1, 2], [0, 2])``, each operand followed by
-      its list of axis labels (ints in [0, 52) or Ellipsis), then optionally
-      the output's.
-    *operands: the arrays.
-    precision: passed to `lax.dot_general`.
-    preferred_element_type: the accumulation and result dtype.
-    out: unsupported; must be None.
-    optimize: accepted for compatibility (the order is left to right).
-    out_sharding: None, or a NamedSharding or PartitionSpec (over the context
-      mesh) the result is typed and laid out as.
-    _dot_general: (private, as in JAX) the function each pairwise contraction calls
-      in place of `lax.dot_general`, as ``f(x, y, dimension_numbers, precision,
-      preferred_element_type=...)``; flax's layers pass their own.
-
-  Returns:
-    The contracted array.
-
-  Raises:
-    TypeError: an operand is not an array or scalar (a list or tuple, say), or
-      an interleaved label is not an int or Ellipsis.
-    ValueError: malformed subscripts.
-
-  >>> import xjax.numpy as jnp
-  >>> jnp.einsum("ij,j->i", jnp.ones((2, 3)), jnp.arange(3.0))
-  Array([3., 3.], dtype=float32)
-
-  Mirrors `jax.numpy.einsum`.
-  """
-  util.check_no_out("einsum", out)
-  if not isinstance(subscripts, str):
-    subscripts, operands = _interleaved_to_subscripts(subscripts, *operands)
-  operands = util.ensure_arraylike("einsum", *operands)
-  operands = operands if isinstance(operands, tuple) else (operands,)
-  if preferred_element_type is not None:
-    preferred_element_type = dtypes.check_user_dtype_supported(preferred_element_type, "einsum")
-  return _einsum(list(operands), subscripts=subscripts, precision=precision,
-                 preferred_element_type=preferred_element_type,
-                 out_sharding=_out_sharding(out_sharding, "einsum"),
-                 dot_general=lax_dot.dot_general if _dot_general is None else _dot_general)
-
-
 def _core_dims_error(signature, dim, a, b):
   return ValueError(f"inconsistent size for core dimension '{dim}': {a} vs {b} on vectorized "
                     f"function with excluded=frozenset() and signature='{signature}'")
@@ -575,26 +371,3 @@ def _last_axis_col(x, axis):
   perm = [d for d in range(util.ndim(x)) if d != axis] + [axis]
   x = lax_structural.transpose(x, tuple(perm))
   return lax_structural.expand_dims(x, (util.ndim(x),))
-
-
-def einsum_path(subscripts, /, *operands, optimize="auto"):
-  """A contraction order for `einsum` and NumPy's report of its cost.
-
-  The path is NumPy's (`numpy.einsum_path`, greedy for 'auto'/True); xjax's
-  `einsum` itself contracts left to right. Only the operands' shapes are read.
-
-  Args:
-    subscripts: the einsum subscripts.
-    *operands: arrays (or anything with a shape).
-    optimize: 'auto', True, 'greedy', 'optimal', or an explicit path.
-
-  Returns:
-    ``(path, report)``: a list of tuples of operand positions, and a string.
-
-  Mirrors `jax.numpy.einsum_path`.
-  """
-  stand_ins = [np.broadcast_to(np.zeros((), np.result_type(getattr(o, "dtype", np.float32))),
-                               np.shape(o)) for o in operands]
-  strategy = "greedy" if optimize in ("auto", True) else optimize
-  path, report = np.einsum_path(subscripts, *stand_ins, optimize=strategy)
-  return [tuple(step) for step in path[1:]], report
