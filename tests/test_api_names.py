@@ -58,9 +58,6 @@ KNOWN_MISSING = {
     "jax.interpreters.ad": set("""
     jvp linearize
     """.split()),
-    "jax.interpreters.batching": set("""
-    register_vmappable unregister_vmappable
-    """.split()),
     "jax.interpreters.mlir": set("""
     AxisContext ConstantHandler DEVICE_TO_DEVICE_TYPE LoweringParameters
     LoweringResult LoweringRule Mesh MeshAxisName ModuleContext RECV_FROM_HOST_TYPE

@@ -331,8 +331,11 @@ def test_ppermute_full_and_partial():
   np.testing.assert_array_equal(out, [2.0, 0.0, 0.0])
   with pytest.raises(ValueError, match="unique"):
     xjax.vmap(lambda v: lax.ppermute(v, "i", [(0, 1), (1, 1)]), axis_name="i")(x)
-  with pytest.raises(TypeError, match="list or a tuple"):
+  with pytest.raises(TypeError):  # iterated as JAX does: its items (keys) are not pairs
     xjax.vmap(lambda v: lax.ppermute(v, "i", {0: 1}), axis_name="i")(x)
+  # Any iterable of pairs, e.g. an (n, 2) NumPy array.
+  out = xjax.vmap(lambda v: lax.ppermute(v, "i", np.array([[0, 2], [2, 1]])), axis_name="i")(x)
+  np.testing.assert_array_equal(out, [0.0, 2.0, 0.0])
 
 
 def test_nested_named_axes():
@@ -442,3 +445,59 @@ def test_jacobians_under_jit_and_vmap():
   batched = xjax.jit(xjax.vmap(xjax.jacrev(fun)))(xs)
   for i in range(4):
     jtu.assert_close(batched[i], xjax.jacfwd(fun)(xs[i]), rtol=1e-5, atol=1e-6)
+
+
+def test_pargmax_pargmin_give_the_first_index_of_the_extremum():
+  from xjax._src.lax import parallel
+  x = np.array([[3, 1, 4], [1, 5, 9], [2, 6, 5], [3, 5, 9]], np.float32)
+  amax = xjax.vmap(lambda v: parallel.pargmax(v, "i"), axis_name="i", out_axes=None)(x)
+  amin = xjax.vmap(lambda v: parallel.pargmin(v, "i"), axis_name="i", out_axes=None)(x)
+  np.testing.assert_array_equal(amax, x.argmax(0))
+  np.testing.assert_array_equal(amin, x.argmin(0))
+  with pytest.raises(TypeError, match="single axis"):
+    xjax.vmap(lambda v: parallel.pargmax(v, ("i",)), axis_name="i")(x)
+
+
+class _Boxed:
+  """A non-pytree container that vmap maps through registered handlers."""
+
+  def __init__(self, data, tag, get_idx=None):
+    self.data, self.tag, self.get_idx = data, tag, get_idx
+
+
+class _BoxSpec:
+  def __init__(self, axis):
+    self.axis = axis
+
+
+def _box_to_elt(cont, get_idx, box, spec):
+  axis = spec.axis if isinstance(spec, _BoxSpec) else spec
+  return _Boxed(cont(box.data, axis), box.tag, get_idx)
+
+
+def _box_from_elt(cont, size, box, spec):
+  axis = spec.axis if isinstance(spec, _BoxSpec) else spec
+  return _Boxed(cont(size, box.data, axis), box.tag + "!")
+
+
+def test_register_vmappable_maps_custom_types_with_their_handlers():
+  from xjax.interpreters import batching
+  batching.register_vmappable(_Boxed, _BoxSpec, int, _box_to_elt, _box_from_elt, None)
+  try:
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    f = lambda b: _Boxed(b.data * 2 + b.get_idx() - lax.axis_index("i") + b.get_idx(), b.tag)
+    g = xjax.vmap(f, in_axes=_BoxSpec(1), out_axes=_BoxSpec(0), axis_name="i", axis_size=3)
+    out = g(_Boxed(x, "t"))
+    assert isinstance(out, _Boxed) and out.tag == "t!"
+    np.testing.assert_array_equal(out.data, x.T * 2 + np.arange(3)[:, None])
+    # Under jit the handlers bind their primitives into the jaxpr.
+    np.testing.assert_array_equal(xjax.jit(lambda a: g(_Boxed(a, "t")).data)(x), out.data)
+    # Plain int specs reach the handlers too; the axis size comes from `axis_size`.
+    out = xjax.vmap(lambda b: b.data.sum(), axis_size=2)(_Boxed(x, "t"))
+    np.testing.assert_array_equal(out, x.sum(1))
+  finally:
+    batching.unregister_vmappable(_Boxed)
+  from xjax._src.interpreters import batching as batching_impl
+  assert not batching_impl.is_vmappable(_Boxed(1, "t")) and _BoxSpec not in batching_impl.spec_types
+  with pytest.raises(TypeError, match="in_axes must be"):
+    xjax.vmap(lambda b: b, in_axes=_BoxSpec(0))

@@ -30,17 +30,18 @@ class Store:
     return self._value
 
 
-def flatten_fun(fun: Callable, in_tree) -> tuple[Callable, Store]:
+def flatten_fun(fun: Callable, in_tree, out_is_leaf=None) -> tuple[Callable, Store]:
   """A function of flat leaves calling `fun(*args, **kwargs)`; the store gets the out_tree.
 
-  `in_tree` is the treedef of ``(args, kwargs)``.
+  `in_tree` is the treedef of ``(args, kwargs)``; `out_is_leaf`, if given, marks extra
+  leaves of the output (as `tree_flatten`'s `is_leaf`).
   """
   store = Store()
 
   def flat_fun(*leaves):
     args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
     out = fun(*args, **kwargs)
-    out_leaves, out_tree = tree_util.tree_flatten(out)
+    out_leaves, out_tree = tree_util.tree_flatten(out, out_is_leaf)
     store.set(out_tree)
     return out_leaves
 

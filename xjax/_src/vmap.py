@@ -43,7 +43,7 @@ def flatten_axes(name: str, treedef, axis_tree, *, kws: bool = False) -> list:
 
 def _check_axes_spec(axes, what: str) -> None:
   for leaf in tree_util.tree_leaves(axes, is_leaf=_is_none):
-    if leaf is not None and type(leaf) is not int:
+    if leaf is not None and type(leaf) is not int and type(leaf) not in batching.spec_types:
       raise TypeError(f"vmap {what} must be an int, None, or (nested) container with "
                       f"those types as leaves, but got {axes}.")
 
@@ -89,7 +89,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
   if isinstance(in_axes, list):
     in_axes = tuple(in_axes)
   if not (in_axes is None or type(in_axes) in (int, tuple, dict)
-          or tree_util.is_tree_node(type(in_axes))):
+          or type(in_axes) in batching.spec_types or tree_util.is_tree_node(type(in_axes))):
     raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding "
                     f"to the positional arguments passed to the function, but got {in_axes}.")
   if spmd_axis_name is not None and not isinstance(spmd_axis_name, tuple):
@@ -104,19 +104,25 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
       raise ValueError("vmap in_axes must be an int, None, or a tuple of entries "
                        "corresponding to the positional arguments passed to the function, "
                        f"but got len(in_axes)={len(in_axes)}, len(args)={len(args)}")
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    custom = bool(batching.vmappables)  # registered vmappable types are leaves here
+    is_leaf = batching.is_vmappable if custom else None
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs), is_leaf=is_leaf)
     in_dims = flatten_axes("vmap in_axes", in_tree, (in_axes, 0), kws=True)
     size = _mapped_axis_size(fun, in_tree, leaves, in_dims, axis_size)
-    in_dims = [None if d is None else d % max(np.ndim(x), 1) for x, d in zip(leaves, in_dims)]
-    flat_fun, out_tree = flatten_fun(fun, in_tree)
+    in_dims = [d % max(np.ndim(x), 1) if type(d) is int else d for x, d in zip(leaves, in_dims)]
+    flat_fun, out_tree = flatten_fun(fun, in_tree, out_is_leaf=is_leaf)
 
     def out_dests(n):
       return flatten_axes("vmap out_axes", out_tree.val, out_axes)
 
     axis_data = batching.AxisData(axis_name, size, spmd_axis_name)
     try:
-      outs = batching.batch_flat(flat_fun, axis_data, leaves, in_dims, out_dests,
-                                 sum_match=sum_match)
+      if custom:
+        outs = batching.batch_vmappable(flat_fun, axis_data, leaves, in_dims, out_dests,
+                                        sum_match=sum_match)
+      else:
+        outs = batching.batch_flat(flat_fun, axis_data, leaves, in_dims, out_dests,
+                                   sum_match=sum_match)
     except batching.SpecMatchError as e:
       full = tree_util.tree_unflatten(out_tree.val, out_dests(out_tree.val.num_leaves))
       paths = tree_util.tree_flatten_with_path(full, is_leaf=_is_none)[0]
@@ -143,6 +149,8 @@ def _mapped_axis_size(fun, in_tree, leaves, dims, axis_size):
                      f"*args={args} and **kwargs={kwargs}")
 
   def size_of(x, axis):
+    if batching.is_vmappable(x) or type(axis) is not int:
+      return None  # a vmappable type's size is its handlers' business, as in JAX
     shape = np.shape(x)
     try:
       return shape[axis]
@@ -154,6 +162,7 @@ def _mapped_axis_size(fun, in_tree, leaves, dims, axis_size):
           f"(its shape is {shape})") from None
 
   sizes = [size_of(x, d) for x, d in zip(leaves, dims) if d is not None]
+  sizes = [s for s in sizes if s is not None]
   if axis_size is not None:
     sizes.append(axis_size)
   distinct = set(sizes)

@@ -17,6 +17,8 @@ from xjax._src.interpreters.batching import (
     broadcast as broadcast,
     defbroadcasting as defbroadcasting,
     defvectorized as defvectorized,
+    register_vmappable as register_vmappable,
+    unregister_vmappable as unregister_vmappable,
 )
 from xjax._src.interpreters.registries import (
     axis_primitive_batchers as axis_primitive_batchers,
@@ -32,3 +34,4 @@ def defreducer(prim, ident):
   ragged batching, where JAX needs it."""
   del ident
   _batching.defreducer(prim)
+

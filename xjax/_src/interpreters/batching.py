@@ -62,8 +62,8 @@ _axis_ops: dict[str, Any] = {}
 
 def register_axis_ops(**ops) -> None:
   """Called by lax at import: `moveaxis(x, src, dst)`, `broadcast(x, size, axis)`,
-  `expand_trailing(x, ndim)` (size-1 axes appended up to rank `ndim`) and
-  `sum_batch(x)` (the sum over axis 0)."""
+  `expand_trailing(x, ndim)` (size-1 axes appended up to rank `ndim`), `iota(size)`
+  (int32 0..size-1) and `sum_batch(x)` (the sum over axis 0)."""
   _axis_ops.update(ops)
 
 
@@ -230,6 +230,112 @@ def batch_flat(fun, axis_data: AxisData, args, in_dims, out_dims_dest, tag=None,
   dests = out_dims_dest(len(vals)) if callable(out_dims_dest) else out_dims_dest
   return [matchaxis(axis_data, d, dest, v, i, sum_match) for i, (v, d, dest)
           in enumerate(zip(vals, dims, dests, strict=True))]
+
+
+# ----------------------------------------------------------------------------
+# Vmappable types: user types that vmap maps with handlers of their own
+
+
+# data type -> (spec type, axis size type), and the handlers, as JAX keeps them.
+vmappables: dict[type, tuple[type, type]] = {}
+spec_types: set[type] = set()
+to_elt_handlers: dict[type, Any] = {}
+from_elt_handlers: dict[type, Any] = {}
+make_iota_handlers: dict[type, Any] = {}
+
+
+def register_vmappable(data_type: type, spec_type: type, axis_size_type: type,
+                       to_elt: Any, from_elt: Any, make_iota: Any | None) -> None:
+  """Makes `vmap` map instances of `data_type` with handlers, as leaves of its arguments
+  and results (mirrors `jax.interpreters.batching.register_vmappable`).
+
+  Args:
+    data_type: the type to map; its instances are leaves for vmap even if pytrees.
+    spec_type: the type of the in_axes/out_axes entries for it (allowed by vmap's checks).
+    axis_size_type: the type of axis sizes that `make_iota` handles.
+    to_elt: ``to_elt(cont, get_idx, x, spec) -> element``: one batch member of `x`;
+      ``cont(value, axis)`` maps a contained value along `axis` (an int or None), and
+      ``get_idx()`` is the batch index (a batched int32).
+    from_elt: ``from_elt(cont, axis_size, elt, spec) -> x``: the batched result from
+      one member; ``cont(axis_size, value, axis)`` puts a value's batch axis at `axis`.
+    make_iota: ``make_iota(axis_size) -> array`` for `axis_size_type`, or None.
+  """
+  vmappables[data_type] = (spec_type, axis_size_type)
+  spec_types.add(spec_type)
+  to_elt_handlers[data_type] = to_elt
+  from_elt_handlers[data_type] = from_elt
+  if make_iota is not None:
+    make_iota_handlers[axis_size_type] = make_iota
+
+
+def unregister_vmappable(data_type: type) -> None:
+  """Undoes `register_vmappable` for `data_type` (mirrors JAX's function of that name);
+  a spec type other registered types share stays allowed."""
+  spec_type, axis_size_type = vmappables.pop(data_type)
+  to_elt_handlers.pop(data_type, None)
+  from_elt_handlers.pop(data_type, None)
+  if all(s is not spec_type for s, _ in vmappables.values()):
+    spec_types.discard(spec_type)
+  if all(a is not axis_size_type for _, a in vmappables.values()):
+    make_iota_handlers.pop(axis_size_type, None)
+
+
+def is_vmappable(x) -> bool:
+  """Whether `x`'s type is registered with `register_vmappable`."""
+  return type(x) in vmappables
+
+
+def make_iota(axis_size):
+  """The batch index 0..axis_size-1 (int32), or a registered `make_iota` handler's."""
+  handler = make_iota_handlers.get(type(axis_size))
+  return handler(axis_size) if handler else _axis_ops["iota"](axis_size)
+
+
+def to_elt(trace, get_idx, x, spec):
+  """One batch member of `x`, mapped along `spec` (an int, None, or a vmappable's spec)."""
+  handler = to_elt_handlers.get(type(x))
+  if handler is not None:
+    return handler(functools.partial(to_elt, trace, get_idx), get_idx, x, spec)
+  if spec is not_mapped:
+    return x
+  return BatchTracer(trace, x, _canonical_axis(spec, np.ndim(x)), source_info.current())
+
+
+def from_elt(trace, axis_data: AxisData, sum_match: bool, leaf_idx, x, spec):
+  """The batched value of output `x` with its batch axis at `spec` (see `matchaxis`)."""
+  handler = from_elt_handlers.get(type(x))
+  if handler is not None:
+    def cont(size, elt, axis):
+      return from_elt(trace, axis_data._replace(size=size), sum_match, leaf_idx, elt, axis)
+    return handler(cont, axis_data.size, x, spec)
+  val, bdim = trace.to_batch_info(x)
+  return matchaxis(axis_data, bdim, spec, val, leaf_idx, sum_match)
+
+
+def batch_vmappable(fun, axis_data: AxisData, args, in_specs, out_specs, sum_match=False):
+  """`batch_flat` for arguments and results that may be vmappable (`register_vmappable`):
+  the inputs go through `to_elt` under the caller's trace, the outputs through
+  `from_elt` under the batch trace, as JAX does. `out_specs` is a function of the
+  number of outputs giving their specs."""
+  trace = BatchTrace(core.current_trace(), axis_data)
+  idx = []
+
+  def get_idx():
+    if not idx:
+      with core.set_current_trace(trace.parent_trace):
+        iota = make_iota(axis_data.size)
+      idx.append(BatchTracer(trace, iota, 0, source_info.current()))
+    return idx[0]
+
+  elts = [to_elt(trace, get_idx, x, spec) for x, spec in zip(args, in_specs)]
+  with core.set_current_trace(trace), core.extend_axis_env(axis_data.name, axis_data.size):
+    try:
+      outs = fun(*elts)
+      specs = out_specs(len(outs))
+      return [from_elt(trace, axis_data, sum_match, i, x, spec)
+              for i, (x, spec) in enumerate(zip(outs, specs, strict=True))]
+    finally:
+      trace.invalidate()
 
 
 class SpecMatchError(Exception):

@@ -1,5 +1,5 @@
-"""Collectives over named axes: psum, pmax, pmin, pmean, all_gather, psum_scatter,
-all_to_all, ppermute, pshuffle, pswapaxes, pbroadcast, pcast, axis_index, axis_size.
+"""Collectives over named axes: psum, pmax, pmin, pmean, pargmax, pargmin, all_gather,
+psum_scatter, all_to_all, ppermute, pshuffle, pswapaxes, pbroadcast, pcast, axis_index, axis_size.
 
 A named axis is bound by ``vmap(..., axis_name=...)`` (or `make_jaxpr`'s
 ``axis_env``), or by `shard_map` over a mesh. The primitives' names and params
@@ -352,6 +352,33 @@ def pmean(x, axis_name, *, axis_index_groups=None):
   total = psum(x, axis_name, axis_index_groups=axis_index_groups)
   size = _size_of(_axis_names(axis_name), _canonical_groups(axis_index_groups))
   return tree_util.tree_map(lambda s: s / size, total)  # true division, as JAX: ints -> float
+
+
+def pargmax(x, axis_name):
+  """The smallest index along the named axis `axis_name` where `x` takes its maximum over
+  that axis, elementwise (mirrors JAX's private `lax.parallel.pargmax`).
+
+  Raises:
+    TypeError: `axis_name` is a tuple or list (one axis only).
+  """
+  return _index_of_value(x, pmax, axis_name, "pargmax")
+
+
+def pargmin(x, axis_name):
+  """The smallest index along the named axis `axis_name` where `x` takes its minimum over
+  that axis, elementwise (mirrors JAX's private `lax.parallel.pargmin`)."""
+  return _index_of_value(x, pmin, axis_name, "pargmin")
+
+
+def _index_of_value(x, reduce, axis_name, name):
+  if isinstance(axis_name, (tuple, list)):
+    raise TypeError(f"{name} only accepts a single axis, got {axis_name}")
+  idx = axis_index(axis_name)
+  hit = ew.eq(reduce(x, axis_name), x)
+  shape = np.shape(hit)
+  none = structural.full(shape, np.iinfo(dtypes.dtype(idx)).max, dtypes.dtype(idx))
+  return pmin(ew.select_n(hit, none, structural.full(shape, idx, dtypes.dtype(idx))),
+              axis_name)
 
 
 # ----------------------------------------------------------------------------
@@ -895,19 +922,20 @@ def ppermute(x, axis_name, perm):
 
   A member that no pair sends to receives zeros.
 
+  `perm` is any iterable of pairs of ints (a list of tuples, an ``(n, 2)`` NumPy array).
+
   Raises:
-    TypeError: `perm` is not a list or tuple.
+    TypeError: `perm`'s items are not pairs (as JAX, which reads it as
+      ``tuple(map(tuple, perm))``).
     ValueError: `perm` is not a partial permutation of the axis indices.
     NameError: no enclosing `vmap` or `shard_map` binds `axis_name`.
 
   Mirrors `jax.lax.ppermute`.
   """
   names = _axis_names(axis_name)
-  if not isinstance(perm, (list, tuple)):
-    raise TypeError("`perm` passed to `jax.lax.ppermute` must be a list or a tuple. Got "
-                    f"perm of type {type(perm)}")
+  pairs = tuple(map(tuple, perm))
   _check_bound(names, "ppermute")
-  perm = tuple((int(s), int(t)) for s, t in perm)
+  perm = tuple((int(s), int(t)) for s, t in pairs)
   size = _group_size(names)
   srcs, dsts = [s for s, _ in perm], [t for _, t in perm]
   if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):

@@ -909,7 +909,8 @@ def _expand_trailing(x, ndim: int):
 
 
 batching.register_axis_ops(moveaxis=_moveaxis, broadcast=_broadcast_axis,
-                           expand_trailing=_expand_trailing)
+                           expand_trailing=_expand_trailing,
+                           iota=lambda size: iota(np.int32, int(size)))
 
 
 def broadcast_shapes(*shapes) -> tuple[int, ...]:
