@@ -153,6 +153,23 @@ class Sharding:
   def check_shape(self, shape) -> None:
     """Raises ValueError when this sharding cannot split an array of `shape`."""
 
+  def _to_sdy_sharding(self, num_dimensions: int) -> str:
+    """Shardy's attribute for this sharding of an array of rank `num_dimensions`, over an
+    inline mesh with one axis per tiled dimension (``a0``, ``a1``, ...; ``r`` for the
+    replicas) whose device ids are the tiles' device positions (JAX's method of the same name
+    returns Shardy's object for it)."""
+    tiles = self._tile_description(num_dimensions)
+    if tiles.is_replicated:
+      return "#sdy.sharding<mesh<[]>, [" + ", ".join(["{}"] * num_dimensions) + "]>"
+    data = tiles._data_dims()
+    axes = [(f"a{i}", n) for i, n in enumerate(data)]
+    if tiles.replicate_last:
+      axes.append(("r", tiles.tile_dims[-1]))
+    mesh = ", ".join(f'"{name}"={n}' for name, n in axes)
+    ids = ", ".join(map(str, tiles.devices))
+    dims = ", ".join(f'{{"a{i}"}}' if n > 1 else "{}" for i, n in enumerate(data))
+    return f"#sdy.sharding<mesh<[{mesh}], device_ids=[{ids}]>, [{dims}]>"
+
   def _to_xla_hlo_sharding(self, num_dimensions: int):
     """XLA's HloSharding of this sharding for an array of rank `num_dimensions` (JAX's
     method of the same name; tile assignments name device positions, as in an executable)."""
@@ -255,6 +272,9 @@ class NamedSharding(Sharding):
             f"implies that array axis {dim} is partitioned {n} times, but does not evenly "
             f"divide the dimension size {shape[dim]}. Got shape: {tuple(shape)} and sharding "
             f"{self!r}")
+
+  def _to_sdy_sharding(self, num_dimensions: int) -> str:
+    return self.sdy_text(num_dimensions)
 
   def sdy_text(self, ndim: int, mesh_name: str = "mesh") -> str:
     """Shardy's attribute, e.g. ``#sdy.sharding<@mesh, [{"x"}, {}]>``."""
