@@ -33,6 +33,14 @@ def test_gcd_lcm_scalars_weak_and_signs():
   assert jnp.gcd(jnp.int8(12), 18).dtype == np.int8
 
 
+def test_lcm_wraps_around_as_numpy_does():
+  # |x1| * (|x2| // gcd) in int8: past 127 it wraps, negative (NumPy and JAX agree).
+  a = np.array([10, -16, 14, 23], np.int8)
+  b = np.array([-8, 31, 9, 2], np.int8)
+  np.testing.assert_array_equal(jnp.lcm(a, b), np.lcm(a, b))
+  assert int(jnp.lcm(a, b)[1]) < 0
+
+
 @pytest.mark.parametrize("fn", [jnp.gcd, jnp.lcm])
 @pytest.mark.parametrize("args", [(1.0, 2.0), (True, False), (jnp.ones(2), 3)])
 def test_gcd_lcm_reject_non_integers(fn, args):

@@ -130,6 +130,16 @@ def test_mean_of_integers_is_float_and_reductions_are_strong():
   assert not jnp.sum(3.0).weak_type
 
 
+@pytest.mark.parametrize("dtype", [np.float16, bf16])
+def test_mean_upcasts_half_floats_only_without_dtype(dtype):
+  x = jnp.ones(10, dtype)
+  prims = [str(e.primitive) for e in xjax.make_jaxpr(jnp.mean)(x).eqns]
+  assert prims == ["convert_element_type", "reduce_sum", "div", "convert_element_type"]
+  prims = [str(e.primitive) for e in xjax.make_jaxpr(lambda x: jnp.mean(x, dtype=dtype))(x).eqns]
+  assert prims == ["reduce_sum", "div"]
+  assert jnp.mean(x, dtype=dtype).dtype == dtype
+
+
 NAN_FUNCS = ["nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd"]
 
 

@@ -79,8 +79,8 @@ def lcm(x1, x2):
     x1, x2: integer arrays or scalars; they broadcast.
 
   Returns:
-    A non-negative integer array of the broadcast shape and promoted dtype
-    (it wraps around on overflow).
+    An integer array of the broadcast shape and promoted dtype: ``|x1| * (|x2| // gcd)``,
+    non-negative unless that product wraps around past the dtype's range.
 
   Raises:
     ValueError: an argument is not of an integer dtype (floats and bools).
@@ -89,10 +89,13 @@ def lcm(x1, x2):
   """
   x1, x2 = promote_args("lcm", x1, x2)
   _check_integer("lcm", x1, x2)
+  # As in JAX: |x1| * (|x2| // gcd), so a product past the dtype's range wraps around
+  # (and may come out negative).
+  x1, x2 = ufuncs.absolute(x1), ufuncs.absolute(x2)
   d = gcd(x1, x2)
   safe_d = where_(ufuncs.equal(d, 0), creation.ones_like(d), d)
   return where_(ufuncs.equal(d, 0), creation.zeros_like(d),
-                ufuncs.absolute(ufuncs.multiply(x1, ufuncs.floor_divide(x2, safe_d))))
+                ufuncs.multiply(x1, ufuncs.floor_divide(x2, safe_d)))
 
 
 # ----------------------------------------------------------------------------

@@ -335,8 +335,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
   Mirrors `jax.numpy.mean`.
   """
   check_no_out("mean", out)
+  # As in JAX, float16/bfloat16 are summed in float32 only when no dtype is asked for.
   return _mean(ensure_arraylike("mean", a), axis=_static_axis(axis), dtype=dtype,
-               keepdims=bool(keepdims), where=where)
+               keepdims=bool(keepdims), where=where, upcast_f16_for_computation=dtype is None)
 
 
 def _var_promote_types(a_dtype, dtype):
