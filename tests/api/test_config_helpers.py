@@ -51,7 +51,9 @@ def test_enable_x64_context_manager_and_decorator():
     with cfg.enable_x64(False):
       assert jnp.ones(2).dtype == np.float32
     assert config.jax_enable_x64 is True
+    assert xjax.config.x64_enabled is True  # JAX's property for FLAGS.x64_enabled users
   assert jnp.ones(2).dtype == np.float32
+  assert xjax.config.x64_enabled is False
 
   @cfg.enable_x64(True)
   def f():

@@ -135,10 +135,23 @@ def test_skips_and_meshes():
     @jtu.run_on_devices("cpu")
     def test_b(self):
       pass
+
+    # The suite's own flags are read as JAX's config._read does (JAX_SKIP_SLOW_TESTS).
+    @jtu.skip_on_flag("jax_skip_slow_tests", not jtu.SKIP_SLOW_TESTS.value)
+    def test_c(self):
+      pass
+
+    @jtu.skip_on_flag("jax_skip_slow_tests", jtu.SKIP_SLOW_TESTS.value)
+    def test_d(self):
+      pass
+
+    @jtu.skip_on_flag("jax_enable_x64", False)
+    def test_e(self):
+      pass
   result = unittest.TestResult()
   unittest.defaultTestLoader.loadTestsFromTestCase(T).run(result)
-  assert [t.id().split(".")[-1] for t, _ in result.skipped] == ["test_a"]
-  assert result.testsRun == 2 and not result.failures and not result.errors
+  assert [t.id().split(".")[-1] for t, _ in result.skipped] == ["test_a", "test_d", "test_e"]
+  assert result.testsRun == 5 and not result.failures and not result.errors
   with pytest.raises(unittest.SkipTest, match="requires 64 global devices"):
     jtu.create_mesh((8, 8), ("x", "y"))
   with jtu.count_jit_tracing_cache_miss() as traces:

@@ -241,6 +241,15 @@ def test_fftfreq_device_argument():
     _close(out, getattr(np.fft, fn.__name__)(6, 0.1), np.float32)
 
 
+def test_fftfreq_device_argument_under_jit():
+  # JAX places the traced result with the device_put primitive.
+  device = xjax.devices()[-1]
+  for fn in (jnp.fft.fftfreq, jnp.fft.rfftfreq):
+    out = xjax.jit(lambda: fn(6, 0.1, device=device))()
+    _close(out, getattr(np.fft, fn.__name__)(6, 0.1), np.float32)
+    assert "device_put" in str(xjax.make_jaxpr(lambda: fn(6, 0.1, device=device))())
+
+
 @pytest.mark.parametrize("shape,axes", [
     ((5,), None), ((5,), 0), ((4, 7), None), ((4, 7), 1), ((4, 7), (0, 1)), ((4, 7), (-1, 0)),
     ((3, 4, 5), None), ((3, 4, 5), (1,)), ((3, 4, 5), (2, 0)), ((0, 3), None)])

@@ -87,7 +87,7 @@ def test_custom_linear_solve_pytree_and_aux():
 
 def test_custom_linear_solve_errors():
   with pytest.raises(TypeError, match="matvec\\(\\) output pytree structure must match b"):
-    lax.custom_linear_solve(lambda x: (x, x), B, lambda m, y: y)
+    lax.custom_linear_solve(lambda x: [x], B, lambda m, y: y)
   with pytest.raises(ValueError, match="pytree tuple with auxiliary output was expected"):
     lax.custom_linear_solve(lambda x: x, B, lambda m, y: y, has_aux=True)
   f = lambda b: lax.custom_linear_solve(lambda x: 2 * x, b, lambda m, y: y / 2).sum()
@@ -95,6 +95,15 @@ def test_custom_linear_solve_errors():
     xjax.grad(f)(B)
   # Forward mode needs no transpose_solve.
   np.testing.assert_allclose(xjax.jvp(f, (B,), (B,))[1], B.sum() / 2)
+  # Shapes are checked as JAX does: ValueError, only shapes (not dtypes), before structure.
+  with pytest.raises(ValueError, match=r"solve\(\) output shapes must match b, got \[\(2,\)\] "
+                     r"and \[\(\)\]"):
+    lax.custom_linear_solve(lambda x: x, 1.0, lambda m, y: jnp.ones(2), lambda m, y: y)
+  with pytest.raises(ValueError, match=r"matvec\(\) output shapes"):
+    xjax.jvp(lambda a: lax.custom_linear_solve(lambda x: a * jnp.ones(2), 1.0,
+                                               lambda m, y: y), (1.0,), (1.0,))
+  with pytest.raises(ValueError, match=r"transpose_solve\(\) output shapes"):
+    lax.custom_linear_solve(lambda x: x, B, lambda m, y: y, lambda m, y: y[:2])
 
 
 def test_custom_linear_solve_jaxpr_matches_jax():

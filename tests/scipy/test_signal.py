@@ -9,6 +9,7 @@ import scipy.signal as osp
 
 import xjax
 import xjax.scipy.signal as xsig
+from xjax._src.dtypes import TypePromotionError
 from xjax._src.errors import ConcretizationTypeError
 from xjax.test_util import check_grads
 
@@ -26,6 +27,14 @@ def _rand(rng, shape, dtype=np.float64):
   if np.issubdtype(dtype, np.integer):
     x = rng.integers(-5, 6, size=shape)
   return x.astype(dtype)
+
+
+@pytest.fixture(autouse=True)
+def _strict_promotion():
+  """As JAX's own tests run: implicit rank promotion raises and dtype promotion is strict,
+  so xjax's code broadcasts and casts explicitly, as JAX's scipy.signal does."""
+  with xjax.numpy_rank_promotion("raise"), xjax.numpy_dtype_promotion("strict"):
+    yield
 
 
 def _close(got, want, rtol=1e-10, atol=1e-10):
@@ -63,8 +72,11 @@ def test_convolve_dtypes_and_float32(rng):
   for mode in MODES:
     _close(xsig.convolve(af, bf, mode), osp.convolve(af, bf, mode), rtol=1e-5, atol=1e-5)
     _close(xsig.fftconvolve(af, bf, mode), osp.fftconvolve(af, bf, mode), rtol=1e-5, atol=1e-5)
-  assert xsig.convolve(af, np.ones(3, np.float16)).dtype == np.float32
-  assert xsig.convolve(af, bf.astype(np.complex64)).dtype == np.complex64
+  with xjax.numpy_dtype_promotion("standard"):  # strict refuses these, as JAX's does
+    assert xsig.convolve(af, np.ones(3, np.float16)).dtype == np.float32
+    assert xsig.convolve(af, bf.astype(np.complex64)).dtype == np.complex64
+  with pytest.raises(TypePromotionError, match="no available implicit dtype promotion path"):
+    xsig.convolve(af, np.ones(3, np.float16))
   assert xsig.fftconvolve(af, bf).dtype == np.float32  # real inputs give a real result
 
 

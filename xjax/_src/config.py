@@ -259,6 +259,12 @@ class Config:
           f"via e.g. `config.{name}` rather than `config.FLAGS.{name}`.")
     return getattr(self, name)
 
+  @property
+  def x64_enabled(self) -> bool:
+    """Whether 64-bit types are on in this thread: ``jax_enable_x64`` (mirrors JAX's
+    `Config.x64_enabled`, kept there for users of ``FLAGS.x64_enabled``)."""
+    return self.jax_enable_x64
+
   def parse_flags_with_absl(self) -> None:
     """Sets flags from the command line (``sys.argv``), as absl flags: ``--jax_name=value``,
     and for a boolean flag also ``--jax_name`` (true) and ``--nojax_name`` (false). Other

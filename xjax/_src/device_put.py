@@ -269,4 +269,6 @@ def _array_to_device(self, device, *, stream=None) -> Array:
   return device_put(self, device)
 
 
-Array.to_device = _array_to_device  # device_put sits above array
+# device_put sits above array and core; as in JAX, tracers have the method too.
+Array.to_device = _array_to_device
+core.Tracer.to_device = _array_to_device

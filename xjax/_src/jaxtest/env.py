@@ -26,6 +26,7 @@ import numpy as np
 from xjax._src import devices
 from xjax._src import executable_cache
 from xjax._src.config import config
+from xjax._src.jaxtest import params
 from xjax._src.jaxtest.params import device_under_test
 
 # ----------------------------------------------------------------------------------------------
@@ -89,13 +90,22 @@ def skip_on_flag(flag_name, skip_value):
   def decorator(test_method):
     @functools.wraps(test_method)
     def wrapper(self, *args, **kwargs):
-      value = getattr(config, flag_name)
+      value = _read_flag(flag_name)
       if value == skip_value:
         raise unittest.SkipTest(f"{test_method.__name__} not supported when "
                                 f"FLAGS.{flag_name} is {value}")
       return test_method(self, *args, **kwargs)
     return wrapper
   return decorator
+
+
+def _read_flag(name: str):
+  """A flag's value: the test suite's own flags (``jax_skip_slow_tests``, ...) first, as
+  JAX's test_util defines them among the configuration flags, then xjax's configuration."""
+  own = {"jax_skip_slow_tests": params.SKIP_SLOW_TESTS,
+         "jax_num_generated_cases": params.NUM_GENERATED_CASES,
+         "jax_max_cases_sampling_retries": params.MAX_CASES_SAMPLING_RETRIES}
+  return own[name].value if name in own else getattr(config, name)
 
 
 def pytest_mark_if_available(marker: str):

@@ -39,10 +39,12 @@ def _stage(value, device=None):
 
 def _put(out, device):
   """`out` committed to `device`: a Device, or a Sharding (a NamedSharding types the
-  result with its Explicit axes, as `jax.device_put` does, traced or not)."""
+  result with its Explicit axes, as `jax.device_put` does, traced or not). A traced `out`
+  is placed by the `device_put` primitive, as JAX's creation functions do under `jit`."""
   if device is None:
     return out
-  if isinstance(device, Sharding) and not isinstance(device, SingleDeviceSharding):
+  if isinstance(out, core.Tracer) or (
+      isinstance(device, Sharding) and not isinstance(device, SingleDeviceSharding)):
     return device_put.device_put(out, device)
   return dispatch.device_put_value(out, device)
 

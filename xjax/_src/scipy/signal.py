@@ -387,7 +387,7 @@ def _windowed_fft(x, win, detrend_func, nperseg: int, noverlap: int, nfft: int, 
   segments = detrend_func(segments)
   if jnp.iscomplexobj(win):
     segments, = promote_dtypes_complex(segments)
-  segments = win * segments
+  segments = jnp.broadcast_to(win, segments.shape) * segments
   if sides == "twosided":
     return jnp.fft.fft(segments, n=nfft)
   return jnp.fft.rfft(segments.real, n=nfft)
@@ -514,7 +514,7 @@ def _spectral_core(x, y, win, fs, nperseg, noverlap, nfft, detrend_type, sides, 
     # Fold the negative frequencies in: all bins but DC (and Nyquist, for even nfft) double.
     doubled = np.ones(result.shape[-1])
     doubled[1:None if nfft % 2 else -1] = 2
-    result = result * doubled.astype(freq_dtype)
+    result = result * jnp.broadcast_to(doubled.astype(result.dtype), result.shape)
 
   times = np.arange(nperseg / 2, x.shape[-1] - nperseg / 2 + 1, nstep)
   if boundary is not None:
@@ -612,7 +612,7 @@ def _average_segments(pxy, cross: bool, average: str):
     return pxy.reshape(pxy.shape[:-1])
   if average == "mean":
     return pxy.mean(axis=-1)
-  bias = np.asarray(_median_bias(pxy.shape[-1]), np.finfo(pxy.dtype).dtype)
+  bias = np.asarray(_median_bias(pxy.shape[-1]), pxy.dtype)
   if jnp.iscomplexobj(pxy):
     pxy = lax.complex(jnp.median(pxy.real, axis=-1), jnp.median(pxy.imag, axis=-1))
   else:
@@ -718,7 +718,7 @@ def _istft_core(Zxx, win, fs, nperseg, nstep, nfft, input_onesided, boundary, ti
   xsubs = inverse(Zxx, n=nfft, axis=-2)[..., :nperseg, :]  # (..., nperseg, nframes)
   xsubs = xsubs * win.sum()  # undoes stft's "spectrum" scaling
 
-  frames = jnp.swapaxes(xsubs * win[:, None], -2, -1)
+  frames = jnp.swapaxes(xsubs * jnp.broadcast_to(win[:, None], xsubs.shape), -2, -1)
   x = _overlap_and_add(frames, nstep)
   win_sq = jnp.broadcast_to(win * win, (xsubs.shape[-1], nperseg))
   norm = _overlap_and_add(win_sq, nstep)
@@ -726,7 +726,7 @@ def _istft_core(Zxx, win, fs, nperseg, nstep, nfft, input_onesided, boundary, ti
     half = nperseg // 2
     x = x[..., half:x.shape[-1] - half]
     norm = norm[..., half:norm.shape[-1] - half]
-  x = x / jnp.where(norm > 1e-10, norm, 1.0)
+  x = x / jnp.broadcast_to(jnp.where(norm > 1e-10, norm, 1.0), x.shape)
 
   if x.ndim > 1 and time_axis != Zxx.ndim - 1:
     x = jnp.moveaxis(x, -1, time_axis - 1 if freq_axis < time_axis else time_axis)

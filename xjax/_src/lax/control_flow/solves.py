@@ -62,11 +62,26 @@ def _check_tree(func_name, expected_name, actual_tree, expected_tree, has_aux=Fa
                     f"{actual_tree} and {expected_tree}.")
 
 
-def _check_avals(func_name, expected_name, actual, expected):
-  if not all(map(common.typematch, actual, expected)):
-    raise TypeError(f"{func_name}() output shapes must match {expected_name}, got "
-                    f"{[a.str_short() for a in actual]} and "
-                    f"{[a.str_short() for a in expected]}")
+def _shape_checked(fun, func_name, expected_avals, has_aux):
+  """`fun` checking, as it is traced, that its output leaves (the first element of its pair
+  with `has_aux`) have the shapes of `expected_avals`: JAX's ValueError otherwise, raised
+  before the pytree structures are compared."""
+  expected = [tuple(a.shape) for a in expected_avals]
+
+  def check(y):
+    actual = [np.shape(leaf) for leaf in tree_util.tree_leaves(y)]
+    if actual != expected:
+      raise ValueError(f"{func_name}() output shapes must match b, got {actual} and "
+                       f"{expected}")
+
+  def checked(x):
+    out = fun(x)
+    if not has_aux:
+      check(out)
+    elif isinstance(out, (tuple, list)) and len(out) == 2:
+      check(out[0])  # not a pair: the structure check after tracing says so
+    return out
+  return checked
 
 
 def _split(args, const_lengths, tuple_type):
@@ -112,9 +127,10 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     `x` (and the auxiliary data when `has_aux`).
 
   Raises:
-    TypeError: an output's pytree structure or shapes differ from `b`'s;
-      reverse mode without a `transpose_solve`.
-    ValueError: `has_aux` and a solve does not return a pair.
+    TypeError: an output's pytree structure differs from `b`'s; reverse mode without a
+      `transpose_solve`.
+    ValueError: an output's shapes differ from `b`'s; `has_aux` and a solve does not
+      return a pair.
 
   Mirrors `jax.lax.custom_linear_solve`.
   """
@@ -125,12 +141,12 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
   tree = tree_util.tree_structure(b)
   trace = lambda fun: common.trace_to_jaxpr(fun, in_args_tree, b_avals, "custom_linear_solve")
 
-  matvec_jaxpr, matvec_consts, out_tree = trace(matvec)
+  matvec_jaxpr, matvec_consts, out_tree = trace(
+      _shape_checked(matvec, "matvec", b_avals, False))
   _check_tree("matvec", "b", out_tree, tree)
-  _check_avals("matvec", "b", matvec_jaxpr.out_avals, b_avals)
-  solve_jaxpr, solve_consts, out_tree = trace(partial(solve, matvec))
+  solve_jaxpr, solve_consts, out_tree = trace(
+      _shape_checked(partial(solve, matvec), "solve", b_avals, has_aux))
   _check_tree("solve", "b", out_tree, tree, has_aux)
-  _check_avals("solve", "b", solve_jaxpr.out_avals[:len(b_avals)], b_avals)
   if transpose_solve is None:
     vecmat_jaxpr = tr_solve_jaxpr = None
     vecmat_consts, tr_solve_consts = [], []
@@ -142,9 +158,9 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
       vecmat = partial(_transpose_matvec(matvec_jaxpr, len(matvec_consts), tree, b_avals),
                        matvec_consts)
       vecmat_jaxpr, vecmat_consts, _ = trace(vecmat)
-    tr_solve_jaxpr, tr_solve_consts, out_tree = trace(partial(transpose_solve, vecmat))
+    tr_solve_jaxpr, tr_solve_consts, out_tree = trace(_shape_checked(
+        partial(transpose_solve, vecmat), "transpose_solve", b_avals, has_aux))
     _check_tree("transpose_solve", "b", out_tree, tree, has_aux)
-    _check_avals("transpose_solve", "b", tr_solve_jaxpr.out_avals[:len(b_avals)], b_avals)
   all_consts = [matvec_consts, vecmat_consts, solve_consts, tr_solve_consts]
   const_lengths = _LinearSolveTuple(*map(len, all_consts))
   jaxprs = _LinearSolveTuple(matvec_jaxpr, vecmat_jaxpr, solve_jaxpr, tr_solve_jaxpr)
