@@ -56,6 +56,7 @@ from xjax._src.dtypes import float0 as float0
 from xjax._src.vmap import vmap as vmap
 from xjax._src.callback import pure_callback as pure_callback
 from xjax._src.api import effects_barrier as effects_barrier
+from xjax._src.indexing import ds as ds
 from xjax._src.api import (clear_caches as clear_caches,
                            ensure_compile_time_eval as ensure_compile_time_eval,
                            named_call as named_call,

@@ -301,3 +301,62 @@ def test_take_along_axis_defaults_and_negative_index_wrapping():
   np.testing.assert_array_equal(
       jnp.take_along_axis(jnp.array([[1, 2], [3, 4]]), jnp.array([[1, 0]])), [[2, 1], [4, 3]])
   assert jnp.take_along_axis(jnp.array([False]), jnp.zeros(0, jnp.int32)).shape == (0,)
+
+
+# ----------------------------------------------------------------------------
+# jax.ds (a Slice with a traced start), strategies, jax_check_static_indices
+
+def test_ds_slices_with_a_traced_start():
+  from xjax._src.indexing import Slice
+  x = np.arange(10, dtype=np.int32)
+  f = xjax.jit(lambda x, i: x[xjax.ds(i, 3)])
+  np.testing.assert_array_equal(f(x, 4), x[4:7])
+  np.testing.assert_array_equal(f(x, 9), x[7:10])  # dynamic_slice clamps the start
+  assert "dynamic_slice[slice_sizes=(3,)]" in str(xjax.make_jaxpr(f)(x, 4))
+  g = xjax.jit(lambda x, i: x[xjax.ds(i, 3, 2)])  # strided: a gather
+  np.testing.assert_array_equal(g(x, 1), x[1:7:2])
+  h = xjax.jit(lambda x, i: x.at[xjax.ds(i, 2)].set(0))
+  np.testing.assert_array_equal(h(x, 3), np.where((x >= 3) & (x < 5), 0, x))
+  y = np.arange(12).reshape(3, 4)
+  np.testing.assert_array_equal(jnp.asarray(y)[1, xjax.ds(1, 2)], y[1, 1:3])
+  assert xjax.ds(None) == slice(None) and xjax.ds(4) == Slice(0, 4, 1)
+  assert Slice.from_slice(slice(1, 8, 3), 10) == Slice(1, 3, 3)
+  with pytest.raises(ValueError, match="stride"):
+    Slice(0, 2, -1)
+  # a static start is pytree metadata, a traced one a leaf
+  assert xjax.tree_util.tree_leaves(xjax.ds(3, 2)) == []
+  leaves = xjax.tree_util.tree_leaves(xjax.ds(jnp.int32(3), 2))
+  assert len(leaves) == 1 and int(leaves[0]) == 3
+
+
+def test_rewriting_take_strategies_and_their_errors():
+  from xjax._src.numpy import indexing
+  S = indexing.IndexingStrategy
+  x = jnp.arange(12.0).reshape(3, 4)
+  for strategy in S:
+    if strategy != S.SCATTER:
+      np.testing.assert_array_equal(indexing.rewriting_take(x, (1, slice(None, None, -1)),
+                                                            strategy=strategy),
+                                    np.asarray(x)[1, ::-1])
+  jaxpr = str(xjax.make_jaxpr(lambda x: indexing.rewriting_take(x, 1, strategy=S.GATHER))(x))
+  assert "gather" in jaxpr
+  with pytest.raises(IndexError, match="index 4 out of bounds for axis 0 with size 3"):
+    indexing.rewriting_take(x, 4, strategy=S.STATIC_SLICE)
+  with pytest.raises(TypeError, match="static_slice: indices must be static scalars or slices"):
+    indexing.rewriting_take(x, np.arange(2), strategy=S.STATIC_SLICE)
+  with pytest.raises(TypeError, match="dynamic_slice: only unit steps"):
+    indexing.rewriting_take(x, slice(None, None, 2), strategy=S.DYNAMIC_SLICE)
+  with pytest.raises(TypeError, match="Expected strategy"):
+    indexing.rewriting_take(x, 0, strategy="auto")
+  # out of bounds under AUTO: clamped by the dynamic slice, no error
+  np.testing.assert_array_equal(x[4], np.asarray(x)[2])
+
+
+def test_check_static_indices_flag():
+  from xjax._src import config as config_lib
+  x = jnp.zeros((2, 3))
+  with config_lib.check_static_indices(True):
+    with pytest.raises(IndexError, match="index 6 out of bounds for axis 1 with size 3"):
+      x[:, 6]
+    assert x.at[:, 6].get(mode="clip").shape == (2,)  # only 'promise_in_bounds' is checked
+  assert x[:, 6].shape == (2,)

@@ -118,6 +118,9 @@ _FLAGS = [
           choices=("allow", "warn", "raise")),
     _Flag("jax_numpy_dtype_promotion", "standard", "JAX_NUMPY_DTYPE_PROMOTION", kind=str,
           help="Dtype promotion: 'standard' or 'strict'.", choices=("standard", "strict")),
+    _Flag("jax_check_static_indices", False, "JAX_CHECK_STATIC_INDICES",
+          help="Raise IndexError for static integer indices out of bounds in jnp indexing "
+          "(checked when the indexing mode is 'promise_in_bounds', the default of gathers)."),
     _Flag("jax_check_tracer_leaks", False, "JAX_CHECK_TRACER_LEAKS",
           help="Turn on checking for leaked tracers as soon as a trace completes. Enabling "
           "leak checking may have performance impacts: some caching is disabled, and other "
@@ -375,7 +378,8 @@ class Config:
            self.jax_numpy_rank_promotion, self.jax_numpy_dtype_promotion,
            self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs,
            self.jax_debug_key_reuse, self.jax_check_tracer_leaks,
-           self.jax_allow_f16_reductions, *(provider() for provider in _context_providers))
+           self.jax_allow_f16_reductions, self.jax_check_static_indices,
+           *(provider() for provider in _context_providers))
     # Interned: equal contexts give the same tuple object (callers compare keys by
     # identity first), and each distinct context a small int (`context_id`).
     with _interned_lock:
@@ -538,6 +542,7 @@ default_device = State("jax_default_device")
 default_matmul_precision = State("jax_default_matmul_precision")
 numpy_dtype_promotion = State("jax_numpy_dtype_promotion")
 numpy_rank_promotion = State("jax_numpy_rank_promotion")
+check_static_indices = _bool_state("jax_check_static_indices")
 transfer_guard_host_to_device = State("jax_transfer_guard_host_to_device")
 transfer_guard_device_to_device = State("jax_transfer_guard_device_to_device")
 transfer_guard_device_to_host = State("jax_transfer_guard_device_to_host")

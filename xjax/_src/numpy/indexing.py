@@ -16,6 +16,7 @@ retrieval clamps, updates are dropped, and ``mode='fill'`` fills.
 """
 from __future__ import annotations
 
+import enum
 import operator
 import warnings
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ from xjax._src import dtypes
 from xjax._src import errors
 from xjax._src.array import Array
 from xjax._src.config import config
+from xjax._src.indexing import Slice
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import gather_scatter
@@ -40,9 +42,20 @@ from xjax._src.numpy.util import canonicalize_axis, const_like, dtype_of, where_
 
 GatherScatterMode = gather_scatter.GatherScatterMode
 
-# Kinds of index, as JAX's IndexType.
-NONE, ELLIPSIS, SLICE, INTEGER, BOOLEAN, ARRAY = (
-    "none", "ellipsis", "slice", "integer", "boolean", "array")
+# Kinds of index, as JAX's IndexType (DYNAMIC_SLICE: a `jax.ds` Slice).
+NONE, ELLIPSIS, SLICE, INTEGER, BOOLEAN, ARRAY, DYNAMIC_SLICE = (
+    "none", "ellipsis", "slice", "integer", "boolean", "array", "dynamic_slice")
+
+
+class IndexingStrategy(enum.Enum):
+  """How `rewriting_take` computes ``x[idx]``: AUTO tries a static slice, then a dynamic
+  slice, then a gather; the others insist on one of them (raising when it cannot express
+  the index). Mirrors JAX's private `jax._src.numpy.indexing.IndexingStrategy`."""
+  AUTO = "auto"
+  GATHER = "gather"
+  SCATTER = "scatter"
+  STATIC_SLICE = "static_slice"
+  DYNAMIC_SLICE = "dynamic_slice"
 
 
 class _Index(NamedTuple):
@@ -71,6 +84,8 @@ def _index_kind(idx) -> str:
     return ELLIPSIS
   if isinstance(idx, slice):
     return SLICE
+  if isinstance(idx, Slice):
+    return DYNAMIC_SLICE
   if _is_integer_scalar(idx):
     return INTEGER
   if isinstance(idx, (bool, np.bool_)):
@@ -181,31 +196,34 @@ def _static_slice_parts(s: slice, size: int):
 # Static and dynamic slices
 
 
-class _Fallback(Exception):
-  """This index needs a more general strategy."""
-
-
 def _check_static_ints(indices, shape, normalize: bool) -> None:
+  """IndexError for a static integer index outside its axis (JAX's
+  validate_static_indices)."""
   for ix in indices:
     if ix.kind == INTEGER:
       (axis,) = ix.axes
       i = operator.index(ix.value)
       normed = i + shape[axis] if normalize and i < 0 else i
       if not 0 <= normed < shape[axis]:
-        raise _Fallback
+        raise IndexError(f"index {i} out of bounds for axis {axis} with size {shape[axis]} "
+                         f"(normalize_indices={normalize})")
 
 
 def _static_slice(arr, indices, shape, mode, normalize: bool):
+  """``arr[indices]`` as a `lax.slice` (+ rev/squeeze/expand_dims); TypeError, ValueError
+  or IndexError (JAX's messages) when the index is not static ints and slices."""
   parsed = GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else GatherScatterMode.from_any(mode)
   if parsed not in (GatherScatterMode.PROMISE_IN_BOUNDS, GatherScatterMode.CLIP):
-    raise _Fallback
-  if any(ix.kind not in (INTEGER, ELLIPSIS, SLICE, NONE) for ix in indices):
-    raise _Fallback
+    raise ValueError("static_slice requires mode='promise_in_bounds' or mode='clip'")
   if parsed == GatherScatterMode.PROMISE_IN_BOUNDS:
     _check_static_ints(indices, shape, normalize)
   for pos, ix in enumerate(indices):
     if ix.kind == SLICE and _static_slice_parts(ix.value, 1) is None:
-      raise _Fallback
+      raise IndexError(f"Slice entries must be static integers. Got {ix.value} at position {pos}")
+  for pos, ix in enumerate(indices):
+    if ix.kind not in (INTEGER, ELLIPSIS, SLICE, NONE):
+      raise TypeError("static_slice: indices must be static scalars or slices. Got index of "
+                      f"type {type(ix.value)} at position {pos}")
   starts, limits, strides, rev_axes, squeeze_axes, newaxis_dims = [], [], [], [], [], []
   for ix in _expand_ellipsis(indices, shape):
     if ix.kind == NONE:
@@ -255,19 +273,28 @@ def _finish(out, rev_axes, squeeze_axes, newaxis_dims):
 
 
 def _dynamic_slice(arr, indices, shape, mode, normalize: bool):
+  """``arr[indices]`` as a `lax.dynamic_slice` (+ rev/squeeze/expand_dims); TypeError or
+  ValueError (JAX's messages) when the index needs a gather."""
   if mode is not None and GatherScatterMode.from_any(mode) not in (
       GatherScatterMode.PROMISE_IN_BOUNDS, GatherScatterMode.CLIP):
-    raise _Fallback
-  for ix in indices:
+    raise ValueError("dynamic_slice requires mode='promise_in_bounds' or mode='clip'")
+  for pos, ix in enumerate(indices):
     if ix.kind == SLICE:
       step = _concrete(ix.value.step)
       if ix.value.step is not None and (step is None or step not in (1, -1)):
-        raise _Fallback
+        raise TypeError("dynamic_slice: only unit steps supported in slice. "
+                        f"Got {ix.value} at position {pos}")
+    elif ix.kind == DYNAMIC_SLICE:
+      if ix.value.stride != 1:
+        raise TypeError("dynamic_slice: only unit steps supported in slice. "
+                        f"Got {ix.value} at position {pos}")
     elif ix.kind == ARRAY:
       if not _is_array(ix.value) or util.ndim(ix.value) != 0:
-        raise _Fallback
+        raise TypeError("dynamic_slice: only scalar indices allowed. Got index of type "
+                        f"{type(ix.value)} at position {pos}")
     elif ix.kind == BOOLEAN:
-      raise _Fallback
+      raise TypeError("dynamic_slice: indices must be scalars or slices. Got index of type "
+                      f"{type(ix.value)} at position {pos}")
   starts, sizes, rev_axes, squeeze_axes, newaxis_dims = [], [], [], [], []
   trivial = True
   for ix in _expand_ellipsis(indices, shape):
@@ -281,13 +308,18 @@ def _dynamic_slice(arr, indices, shape, mode, normalize: bool):
       starts.append(creation.asarray(ix.value))
       sizes.append(1)
       squeeze_axes.append(axis)
+    elif ix.kind == DYNAMIC_SLICE:
+      trivial = False
+      starts.append(ix.value.start if _is_array(ix.value.start)
+                    else creation.asarray(ix.value.start))
+      sizes.append(operator.index(ix.value.size))
     else:
       if ix.value != slice(None):
         trivial = False
       (axis,) = ix.axes
       start, stop, step = _static_slice_parts(ix.value, shape[axis]) or (None,) * 3
       if start is None:
-        raise _Fallback
+        raise TypeError(f"dynamic_slice: slice entries must be static integers; got {ix.value}")
       if step < 0:
         new_start = stop + 1 + abs(start - stop - 1) % abs(step)
         starts.append(new_start)
@@ -439,9 +471,12 @@ def _gather_plan(indices, shape, normalize: bool) -> _GatherPlan:
       slice_shape.append(1)
       newaxis_dims.append(y_axis)
       y_axis += 1
-    elif ix.kind == SLICE:
-      start, stop, step = _static_slice_parts(ix.value, shape[x_axis])
-      size = len(range(start, stop, step))
+    elif ix.kind in (SLICE, DYNAMIC_SLICE):
+      if ix.kind == DYNAMIC_SLICE:
+        start, step, size = ix.value.start, ix.value.stride, operator.index(ix.value.size)
+      else:
+        start, stop, step = _static_slice_parts(ix.value, shape[x_axis])
+        size = len(range(start, stop, step))
       slice_shape.append(size)
       if step == 1:
         if size != shape[x_axis]:
@@ -451,7 +486,7 @@ def _gather_plan(indices, shape, normalize: bool) -> _GatherPlan:
         gather_slice_shape.append(size)
         offset_dims.append(collapsed_y_axis)
       else:
-        positions = ufuncs.add(creation.array(start, dtype=index_dtype),
+        positions = ufuncs.add(lax.convert_element_type(start, index_dtype),
                                ufuncs.multiply(creation.array(step, dtype=index_dtype),
                                                lax_structural.iota(index_dtype, size)))
         if step < 0:
@@ -527,23 +562,56 @@ def _gather(arr, indices, shape, *, indices_are_sorted, unique_indices, mode, fi
 
 
 def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices: bool = False,
-                   mode=None, fill_value=None, normalize_indices: bool = True):
-  """``arr[idx]``: a static slice, else a dynamic slice, else a gather (see the module doc)."""
+                   mode=None, fill_value=None, normalize_indices: bool = True,
+                   out_sharding=None, strategy: IndexingStrategy = IndexingStrategy.AUTO):
+  """``arr[idx]``: by `strategy` (AUTO: a static slice, else a dynamic slice, else a
+  gather; see the module doc). `out_sharding`, when given, is the result's sharding.
+
+  Raises:
+    TypeError: `strategy` is not an IndexingStrategy, or the index is invalid (or, for
+      STATIC_SLICE/DYNAMIC_SLICE, not expressible by that strategy).
+    ValueError, IndexError: as NumPy's indexing, or the strategy cannot express the index.
+
+  Mirrors JAX's private `jax._src.numpy.indexing.rewriting_take`.
+  """
+  if not isinstance(strategy, IndexingStrategy):
+    raise TypeError(f"Expected strategy to be IndexingStrategy; got {strategy}")
   arr = creation.asarray(arr)
   shape = util.shape(arr)
   indices = _parse(idx, shape)
-  try:
-    return _static_slice(arr, indices, shape, mode, normalize_indices)
-  except (_Fallback, TypeError, ValueError, IndexError):
-    pass
-  try:
-    return _dynamic_slice(arr, indices, shape, mode, normalize_indices)
-  except (_Fallback, TypeError, ValueError, IndexError):
-    pass
+  if config.jax_check_static_indices and (
+      mode is None or GatherScatterMode.from_any(mode) == GatherScatterMode.PROMISE_IN_BOUNDS):
+    _check_static_ints(indices, shape, normalize_indices)
+  if strategy == IndexingStrategy.STATIC_SLICE:
+    return _with_sharding(_static_slice(arr, indices, shape, mode, normalize_indices),
+                          out_sharding)
+  if strategy == IndexingStrategy.DYNAMIC_SLICE:
+    return _with_sharding(_dynamic_slice(arr, indices, shape, mode, normalize_indices),
+                          out_sharding)
+  if strategy == IndexingStrategy.AUTO:
+    try:
+      return _with_sharding(_static_slice(arr, indices, shape, mode, normalize_indices),
+                            out_sharding)
+    except (TypeError, ValueError, IndexError):
+      pass
+    try:
+      return _with_sharding(_dynamic_slice(arr, indices, shape, mode, normalize_indices),
+                            out_sharding)
+    except (TypeError, ValueError, IndexError):
+      pass
   indices = _expand_bool_indices(indices, shape)
-  return _gather(arr, indices, shape, indices_are_sorted=indices_are_sorted,
-                 unique_indices=unique_indices, mode=mode, fill_value=fill_value,
-                 normalize=normalize_indices)
+  return _with_sharding(_gather(arr, indices, shape, indices_are_sorted=indices_are_sorted,
+                                unique_indices=unique_indices, mode=mode,
+                                fill_value=fill_value, normalize=normalize_indices),
+                        out_sharding)
+
+
+def _with_sharding(out, out_sharding):
+  if out_sharding is None:
+    return out
+  from xjax._src.sharding import rules
+  from xjax._src.sharding.constraints import reshard
+  return reshard(out, rules.canonicalize_out_sharding(out_sharding, "take"))
 
 
 def getitem(self, idx):

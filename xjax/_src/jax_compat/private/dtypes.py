@@ -11,3 +11,5 @@ from xjax._src.dtypes import (  # noqa: E402
     supports_inf as supports_inf,
 )
 from xjax._src.typing import DType as DType  # noqa: E402
+# JAX's tests canonicalize NumPy index arrays with `dtypes.canonicalize_value`.
+from xjax._src.core import canonicalize_value as canonicalize_value  # noqa: E402
