@@ -45,6 +45,16 @@ class ShapeDtypeStruct:
   def aval(self):
     return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype, True), self.weak_type)
 
+  @classmethod
+  def like(cls, x) -> ShapeDtypeStruct:
+    """The struct of `x` (an array, a NumPy array, a scalar or anything with an aval): its
+    shape, dtype and weak type, and its sharding when it is committed to one (an uncommitted
+    array, placed by default, gives ``sharding=None``). Mirrors `jax.ShapeDtypeStruct.like`."""
+    aval = core.get_aval(x)
+    committed = getattr(x, "_committed", True)
+    sharding = getattr(x, "sharding", None) if committed else None
+    return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
+
   def update(self, **kwargs) -> ShapeDtypeStruct:
     """A copy with the given fields (shape, dtype, sharding, weak_type) replaced."""
     unknown = set(kwargs) - {"shape", "dtype", "sharding", "weak_type"}

@@ -32,18 +32,19 @@ class AxisType(enum.Enum):
     return self.name
 
 
-def _normalize_axis_types(axis_names, axis_types, default: AxisType) -> tuple:
+def _normalize_axis_types(axis_names, axis_types, default: AxisType, name: str = "Mesh") -> tuple:
+  """One AxisType per axis name. As in JAX, a single AxisType stands for a one-axis mesh (it is
+  not repeated for every axis): `axis_types` must list one type per name."""
   if axis_types is None:
     return (default,) * len(axis_names)
-  if isinstance(axis_types, AxisType):
-    return (axis_types,) * len(axis_names)
-  axis_types = tuple(axis_types)
+  if not isinstance(axis_types, tuple):
+    axis_types = tuple(axis_types) if isinstance(axis_types, list) else (axis_types,)
+  if not all(isinstance(t, AxisType) for t in axis_types):
+    raise TypeError(f"axis_types passed to {name} must be of type `jax.sharding.AxisType`. Got "
+                    f"{axis_types} of type {tuple(type(t) for t in axis_types)}")
   if len(axis_types) != len(axis_names):
     raise ValueError(f"Number of axis names should match the number of axis_types. Got "
                      f"axis_names={axis_names} and axis_types={axis_types}")
-  for t in axis_types:
-    if not isinstance(t, AxisType):
-      raise TypeError(f"axis_types must be AxisType values, got {t!r}")
   return axis_types
 
 
@@ -51,6 +52,8 @@ def _check_names(axis_names) -> tuple:
   if isinstance(axis_names, str):
     axis_names = (axis_names,)
   axis_names = tuple(axis_names)
+  if any(name is None for name in axis_names):
+    raise ValueError(f"Mesh axis names cannot be None. Got: {axis_names}")
   seen = set()
   for name in axis_names:
     if name in seen:
@@ -112,7 +115,7 @@ class Mesh(_MeshBase):
   Args:
     devices: an array (or nested sequence) of devices, one axis per name.
     axis_names: a name for each axis of `devices` (unique).
-    axis_types: an `AxisType` per axis (or one for all); default `Auto`.
+    axis_types: an `AxisType` per axis (a single one for a one-axis mesh); default `Auto`.
 
   Usable as a context manager (``with mesh:``), which makes it the context
   mesh for bare `PartitionSpec`s.
@@ -223,7 +226,8 @@ class AbstractMesh(_MeshBase):
     if len(self.axis_sizes) != len(self.axis_names):
       raise ValueError(f"axis_sizes {self.axis_sizes} and axis_names {self.axis_names} must "
                        "have the same length")
-    self.axis_types = _normalize_axis_types(self.axis_names, axis_types, AxisType.Auto)
+    self.axis_types = _normalize_axis_types(self.axis_names, axis_types, AxisType.Auto,
+                                            "AbstractMesh")
     self._device_kind = _device_kind
     self._platform = _platform
 
@@ -364,5 +368,5 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None) -> Mesh
                      f"{axis_shapes}")
   array = np.empty(n, dtype=object)
   array[:] = devices[:n]
-  types = _normalize_axis_types(axis_names, axis_types, AxisType.Explicit)
+  types = _normalize_axis_types(axis_names, axis_types, AxisType.Explicit, "make_mesh")
   return Mesh(array.reshape(axis_shapes), axis_names, types)
