@@ -105,4 +105,4 @@ from xjax._src.jax_compat import install_as_jax as install_as_jax
 from xjax._src import lazy_loader as _lazy_loader
 
 __getattr__, __dir__ = _lazy_loader.attach(
-    globals(), {"example_libraries", "image", "nn"})
+    globals(), {"example_libraries", "export", "image", "nn"})

@@ -335,7 +335,14 @@ def valid_jaxtype(x) -> bool:
 
 
 def canonicalize_value(x):
-  """A Python scalar or NumPy value as a NumPy array of its canonical dtype."""
+  """A Python scalar or NumPy value as a NumPy array of its canonical dtype; a value of a
+  type given a handler by `dtypes.register_canonicalize_value_handler`, as that handler
+  makes it."""
+  if dtypes.canonicalize_value_handlers:
+    for t in type(x).__mro__:
+      handler = dtypes.canonicalize_value_handlers.get(t)
+      if handler is not None:
+        return handler(x)
   aval = get_aval(x)
   return np.asarray(x, aval.dtype)
 

@@ -193,6 +193,19 @@ def is_python_scalar(x) -> bool:
   return type(x) in python_scalar_dtypes
 
 
+# Types whose values canonicalize by a function of their own (`core.canonicalize_value`
+# consults this table before the value's aval).
+canonicalize_value_handlers: dict[type, Any] = {}
+
+
+def register_canonicalize_value_handler(type_: type, handler) -> None:
+  """Makes `core.canonicalize_value` canonicalize values of `type_` (and its subclasses) with
+  `handler(x)`; None registers the identity (the values are already canonical).
+
+  Mirrors `jax._src.dtypes.register_canonicalize_value_handler`."""
+  canonicalize_value_handlers[type_] = (lambda x: x) if handler is None else handler
+
+
 def is_weakly_typed(x) -> bool:
   """True for Python int/float/complex values (not bools), and for values
   whose ``aval.weak_type`` (or own ``weak_type``, for avals) is true."""

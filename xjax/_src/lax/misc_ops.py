@@ -195,7 +195,8 @@ def stage(x, /):
     trace = trace.parent_trace
   if type(trace) is pe.DynamicJaxprTrace:
     return trace.to_jaxpr_tracer(x)
-  return dispatch.device_put_value(x, weak_type=dtypes.is_weakly_typed(x))
+  # The value's own aval says whether it is weak (a Python scalar, a weak host constant).
+  return dispatch.device_put_value(x)
 
 
 # `stage` itself never binds stage_p (as in JAX, whose traces lift the value
