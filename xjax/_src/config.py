@@ -146,6 +146,13 @@ _FLAGS = [
     _Flag("jax_eager_constant_folding", False, "JAX_EAGER_CONSTANT_FOLDING",
           help="Evaluate operations on concrete values eagerly while tracing (set by "
           "`ensure_compile_time_eval`)."),
+    # JAX's switches to its next implementations of custom_vjp and remat ("embrace the
+    # future"); they do not change what the functions compute. xjax has one implementation
+    # of each and accepts either value.
+    _Flag("jax_custom_vjp3", False, "JAX_CUSTOM_VJP3",
+          help="Accepted for JAX compatibility; xjax has one custom_vjp implementation."),
+    _Flag("jax_remat3", False, "JAX_REMAT3",
+          help="Accepted for JAX compatibility; xjax has one remat implementation."),
     _Flag("jax_allow_f16_reductions", True, "JAX_ALLOW_F16_REDUCTIONS",
           help="If False, `reduce_sum` on `f16` or `bf16` inputs will raise an error."
           "Defaults to True."),
@@ -536,6 +543,8 @@ debug_key_reuse = _bool_state("jax_debug_key_reuse")
 enable_custom_prng = _bool_state("jax_enable_custom_prng")
 legacy_prng_key = State("jax_legacy_prng_key")
 allow_f16_reductions = _bool_state("jax_allow_f16_reductions")
+custom_vjp3 = _bool_state("jax_custom_vjp3")
+remat3 = _bool_state("jax_remat3")
 threefry_partitionable = State("jax_threefry_partitionable", True,
                                extra_description=" (transient)")
 default_device = State("jax_default_device")

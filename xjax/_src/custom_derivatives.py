@@ -174,14 +174,17 @@ def _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames) -> tuple[int, ...]:
 
 
 def _split_nondiff(args, nondiff_argnums, kind: str):
-  """(nondiff args, diff args); a tracer in a nondiff position raises UnexpectedTracerError.
-
-  (JAX's custom_jvp accepts one there, without a derivative; xjax does not yet.)
-  """
+  """(nondiff args, diff args). A tracer in a nondiff position: for custom_jvp, its gradient
+  is stopped (the function and rule close over it, as in JAX); for custom_vjp, it raises
+  UnexpectedTracerError, as in JAX."""
+  if kind == "custom_jvp":
+    args = [tree_util.tree_map(_stop_gradient_of_tracer, a) if i in nondiff_argnums else a
+            for i, a in enumerate(args)]
   nondiff = tuple(args[i] for i in nondiff_argnums)
   diff = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
   for i in nondiff_argnums:
-    if any(isinstance(leaf, core.Tracer) for leaf in tree_util.tree_leaves(args[i])):
+    if kind != "custom_jvp" and any(isinstance(leaf, core.Tracer)
+                                    for leaf in tree_util.tree_leaves(args[i])):
       raise UnexpectedTracerError(
           f"Found a JAX Tracer object passed as an argument to a {kind} function in a "
           "position indicated by nondiff_argnums as non-differentiable. Tracers cannot be "
@@ -190,6 +193,12 @@ def _split_nondiff(args, nondiff_argnums, kind: str):
           "tracers, e.g. function-valued arguments. In particular, array-valued arguments "
           "should typically not be indicated as nondiff_argnums.")
   return nondiff, diff
+
+
+def _stop_gradient_of_tracer(x):
+  if isinstance(x, core.Tracer) and dtypes.issubdtype(x.aval.dtype, np.inexact):
+    return ad.stop_gradient_p.bind(x)
+  return x
 
 
 def _merge(nondiff_argnums, nondiff, diff):
@@ -205,23 +214,43 @@ def _trace_fun(fun, in_tree, avals):
   return jaxpr, consts, out_tree.val
 
 
-def _trace_call(custom, args, kwargs):
-  """The shared prologue of a custom_jvp/custom_vjp call.
-
-  Splits the arguments into the nondiff ones and the differentiated pytree,
-  and traces the primal function of the latter. Returns ``(nondiff, diff,
-  leaves, in_tree, jaxpr, consts, out_tree)``.
-  """
-  args = _resolve_kwargs(custom, args, kwargs)
+def _trace_primal(custom, nondiff, leaves, in_tree):
+  """Traces `custom`'s primal function of the differentiated leaves (the nondiff arguments
+  fixed). Returns ``(jaxpr, consts, out_tree)``."""
   nums = custom.nondiff_argnums
-  nondiff, diff = _split_nondiff(args, nums, type(custom).__name__)
 
   def fun(*diff_args):
     return custom.fun(*_merge(nums, nondiff, diff_args))
 
+  return _trace_fun(fun, in_tree, [core.get_aval(x) for x in leaves])
+
+
+def _split_call(custom, args, kwargs):
+  """``(nondiff, diff, leaves, in_tree)``: the arguments as positional ones, split (see
+  `_split_nondiff`), and the leaves and structure of the differentiated ones."""
+  args = _resolve_kwargs(custom, args, kwargs)
+  nondiff, diff = _split_nondiff(args, custom.nondiff_argnums, type(custom).__name__)
   leaves, in_tree = tree_util.tree_flatten(diff)
-  jaxpr, consts, out_tree = _trace_fun(fun, in_tree, [core.get_aval(x) for x in leaves])
-  return nondiff, diff, leaves, in_tree, jaxpr, consts, out_tree
+  return nondiff, diff, leaves, in_tree
+
+
+def _belongs_to_parent(trace, leaves) -> bool:
+  """Whether a custom-derivative call under `trace` is its parent's, as JAX's traces pass
+  it on: under a JVP trace when no argument carries a tangent of it, under linearize's
+  partial-eval trace when every argument is known (a primal). The function and its rules
+  then run on the parent's values: concrete ones at the top of `grad` or `jvp`, so that
+  they may branch on them in Python, as in JAX."""
+  if type(trace) is ad.JVPTrace:
+    return not any(isinstance(x, ad.JVPTracer) and x._trace.tag is trace.tag for x in leaves)
+  if type(trace) is pe.PartialEvalTrace:
+    return not any(map(trace.is_unknown, leaves))
+  return False
+
+
+def _jvp_pairs(trace, leaves):
+  """The (primals, tangents) of `leaves` under the JVP trace `trace`."""
+  pairs = [trace.to_primal_tangent_pair(x) for x in leaves]
+  return [p for p, _ in pairs], [t for _, t in pairs]
 
 
 def _call_eagerly(custom, args, kwargs):
@@ -525,37 +554,90 @@ class custom_jvp:
     name = fun_name(self.fun)
     if self.jvp is None:
       raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
-    if core.trace_ctx.trace is core.eval_trace:
+    trace = core.trace_ctx.trace
+    if trace is core.eval_trace:
       return _call_eagerly(self, args, kwargs)
-    nondiff, diff, leaves, in_tree, jaxpr, consts, out_tree = _trace_call(self, args, kwargs)
-    user_jvp = self.jvp
-    n = len(leaves)  # the rule holds the count, not the arguments (tracers stay collectable)
-
-    def jvp_flat(*primals_and_tangents):
-      primals = tree_util.tree_unflatten(in_tree, primals_and_tangents[:n])
-      tangents = tree_util.tree_unflatten(in_tree, map(_to_symbolic, primals_and_tangents[n:]))
-      out = user_jvp(*nondiff, primals, tangents)
-      if not (isinstance(out, (list, tuple)) and len(out) == 2):
-        raise TypeError("Custom JVP rule must produce a pair (list or tuple of length two) "
-                        f"representing primal and tangent outputs, but got {out}.")
-      primal_out, tangent_out = out
-      p_leaves, p_tree = tree_util.tree_flatten(primal_out)
-      t_leaves, t_tree = tree_util.tree_flatten(tangent_out)
-      if p_tree != t_tree:
-        raise TypeError("Custom JVP rule must produce primal and tangent outputs with equal "
-                        f"container (pytree) structures, but got {p_tree} and {t_tree} "
-                        "respectively.")
-      if p_tree != out_tree:
-        raise TypeError("Custom JVP rule must produce primal outputs with the same container "
-                        f"(pytree) structure as the primal function, but got {p_tree} and "
-                        f"{out_tree} respectively.")
-      _check_jvp_rule_output(p_leaves, t_leaves)
-      return [*p_leaves, *map(_from_symbolic, t_leaves)]
-
-    jvp_flat.fun_name, jvp_flat.rule_name = name, fun_name(user_jvp)
+    nondiff, diff, leaves, in_tree = _split_call(self, args, kwargs)
+    if _belongs_to_parent(trace, leaves):
+      with core.set_current_trace(trace.parent_trace):
+        return self(*_merge(self.nondiff_argnums, nondiff, diff))
+    if type(trace) is ad.JVPTrace:
+      return self._call_under_jvp(trace, nondiff, leaves, in_tree)
+    jaxpr, consts, out_tree = _trace_primal(self, nondiff, leaves, in_tree)
+    jvp_flat = _jvp_rule_flat(self, nondiff, in_tree, len(leaves),
+                              (out_tree, jaxpr.out_avals))
     outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, jvp_jaxpr_fun=jvp_flat,
                                   num_consts=len(consts), symbolic_zeros=self.symbolic_zeros)
     return tree_util.tree_unflatten(out_tree, outs)
+
+  def _call_under_jvp(self, trace, nondiff, leaves, in_tree):
+    """The call under a JVP trace, as JAX's ``JVPTrace.process_custom_jvp_call``: the rule
+    runs on the primals and tangents directly (the primal function is not traced)."""
+    primals, tangents = _jvp_pairs(trace, leaves)
+    if not self.symbolic_zeros:
+      tangents = [ad.instantiate_zeros(t) for t in tangents]
+    jvp_flat = _jvp_rule_flat(self, nondiff, in_tree, len(leaves), None)
+    with core.set_current_trace(trace.parent_trace):
+      outs = jvp_flat(*primals, *tangents)
+    n = len(outs) // 2
+    return tree_util.tree_unflatten(jvp_flat.out_tree,
+                                    [trace.maybe_box(p, t) for p, t in zip(outs[:n], outs[n:])])
+
+
+def _jvp_rule_flat(custom, nondiff, in_tree, n, out_type):
+  """The user's JVP rule of `custom` as a flat function: (primals..., tangents...) ->
+  (primals_out..., tangents_out...), with JAX's checks of what the rule returns.
+
+  `out_type` is ``(out_tree, out_avals)`` of the traced primal function, or None when it
+  was not traced (then only the rule's own consistency is checked). The rule's output
+  structure is left in the function's ``out_tree`` attribute.
+  """
+  name, user_jvp = fun_name(custom.fun), custom.jvp
+  rule = f"Custom JVP rule {fun_name(user_jvp)} for function {name}"
+
+  def jvp_flat(*primals_and_tangents):
+    primals = tree_util.tree_unflatten(in_tree, primals_and_tangents[:n])
+    tangents = tree_util.tree_unflatten(in_tree, map(_to_symbolic, primals_and_tangents[n:]))
+    out = user_jvp(*nondiff, primals, tangents)
+    if not (isinstance(out, (list, tuple)) and len(out) == 2):
+      raise TypeError(f"{rule} must produce a pair (list or tuple of length two) "
+                      f"representing primal and tangent outputs, but got {out}.")
+    primal_out, tangent_out = out
+    p_leaves, p_tree = tree_util.tree_flatten(primal_out)
+    t_leaves, t_tree = tree_util.tree_flatten(tangent_out)
+    if p_tree != t_tree:
+      raise TypeError(f"{rule} must produce primal and tangent outputs with equal container "
+                      f"(pytree) structures, but got {p_tree} and {t_tree} respectively.")
+    if out_type is not None:
+      _check_primal_out_type(rule, name, p_tree, p_leaves, *out_type)
+    _check_jvp_rule_output(p_leaves, t_leaves)
+    jvp_flat.out_tree = p_tree
+    return [*p_leaves, *map(_from_symbolic, t_leaves)]
+
+  jvp_flat.fun_name, jvp_flat.rule_name = name, fun_name(user_jvp)
+  return jvp_flat
+
+
+def _check_primal_out_type(rule, name, p_tree, p_leaves, out_tree, out_avals):
+  """JAX's TypeError when a rule's primal output differs from the primal function's in
+  structure or in its leaves' shapes and dtypes."""
+  got = [core.get_aval(p) for p in p_leaves]
+  shown = lambda tree, avals: str(tree_util.tree_unflatten(
+      tree, [a.str_short() for a in avals])).replace("'", "")
+  head = (f"{rule} must produce a pair (list or tuple of length two) where the first element "
+          "represents the primal output (equal in value to the output of the "
+          f"custom_jvp-decorated function {name}, ")
+  if p_tree != out_tree:
+    raise TypeError(head + "and in particular of the same container/pytree structure), but "
+                    "instead the JVP rule output's first element had container/pytree "
+                    f"structure:\n    {shown(p_tree, got)}\nwhile the custom_jvp-decorated "
+                    f"function {name} had output container/pytree structure:\n"
+                    f"    {shown(out_tree, out_avals)}.")
+  if not all(a.shape == b.shape and a.dtype == b.dtype for a, b in zip(got, out_avals)):
+    raise TypeError(head + "and in particular with leaves of the same shape/dtype), but "
+                    "instead the JVP rule output's first element had shapes/dtypes of:\n"
+                    f"    {shown(p_tree, got)}\nwhile the custom_jvp-decorated function "
+                    f"{name} had output shapes/dtypes of:\n    {shown(out_tree, out_avals)}")
 
 
 # ----------------------------------------------------------------------------
@@ -802,49 +884,103 @@ class custom_vjp:
     name = fun_name(self.fun)
     if self.fwd is None or self.bwd is None:
       raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
-    if core.trace_ctx.trace is core.eval_trace:
+    trace = core.trace_ctx.trace
+    if trace is core.eval_trace:
       return _call_eagerly(self, args, kwargs)
-    nondiff, diff, leaves, in_tree, jaxpr, consts, out_tree = _trace_call(self, args, kwargs)
-    nums = self.nondiff_argnums
-    primal_avals = [core.get_aval(x) for x in leaves]
-    user_fwd, user_bwd, symbolic_zeros = self.fwd, self.bwd, self.symbolic_zeros
-    res_trees = []
-
-    def fwd_flat(perturbed, *primals):
-      # JAX hands fwd its Python-scalar primals canonicalized (as typed scalars); here they
-      # come as weak-typed arrays, so that fwd computes arrays where the traced function did.
-      primals = [_python_scalar_as_array(x) for x in primals]
-      if symbolic_zeros:
-        primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
-      out = user_fwd(*_merge(nums, nondiff, tree_util.tree_unflatten(in_tree, primals)))
-      if not (isinstance(out, (list, tuple)) and len(out) == 2):
-        raise TypeError("Custom VJP fwd rule must produce a pair (list or tuple of length two) "
-                        "where the first element represents the primal output (equal to the "
-                        "output of the custom_vjp-decorated function) and the second element "
-                        f"represents residuals, but got {out}.")
-      primal_out, res = out
-      p_leaves, p_tree = tree_util.tree_flatten(primal_out)
-      if p_tree != out_tree:
-        raise TypeError("Custom VJP fwd rule must produce an output with the same container "
-                        "(pytree) structure as the primal function, but got "
-                        f"{p_tree} and {out_tree} respectively.")
-      r_leaves, r_tree = tree_util.tree_flatten(res)
-      res_trees.append(r_tree)
-      return [*r_leaves, *p_leaves], len(r_leaves)
-
-    def bwd_flat(*res_and_cts):
-      r_tree = res_trees[-1]
-      n_res = r_tree.num_leaves
-      res = tree_util.tree_unflatten(r_tree, res_and_cts[:n_res])
-      cts = tree_util.tree_unflatten(out_tree, map(_to_symbolic, res_and_cts[n_res:]))
-      cts_in = user_bwd(*nondiff, res, cts)
-      return _bwd_output_leaves(cts_in, diff, in_tree, primal_avals)
-
-    fwd_flat.fun_name, fwd_flat.rule_name = name, fun_name(user_fwd)
-    bwd_flat.rule_name = fun_name(user_bwd)
+    nondiff, diff, leaves, in_tree = _split_call(self, args, kwargs)
+    if _belongs_to_parent(trace, leaves):
+      with core.set_current_trace(trace.parent_trace):
+        return self(*_merge(self.nondiff_argnums, nondiff, diff))
+    if type(trace) is ad.JVPTrace:
+      # As JAX's ``JVPTrace.process_custom_vjp_call``: fwd runs on the primals directly (the
+      # primal function is not traced), its output structure is the function's.
+      fwd_flat, bwd_flat = _vjp_rules_flat(self, nondiff, diff, leaves, in_tree, None)
+      primals, tangents = _jvp_pairs(trace, leaves)
+      with core.set_current_trace(trace.parent_trace):
+        outs, tangents_out = _custom_vjp_call_jvp(
+            primals, tangents, call_jaxpr=None, fwd=fwd_flat, bwd=bwd_flat, num_consts=0,
+            symbolic_zeros=self.symbolic_zeros)
+      return tree_util.tree_unflatten(fwd_flat.out_tree, [
+          trace.maybe_box(p, t) for p, t in zip(outs, tangents_out, strict=True)])
+    jaxpr, consts, out_tree = _trace_primal(self, nondiff, leaves, in_tree)
+    fwd_flat, bwd_flat = _vjp_rules_flat(self, nondiff, diff, leaves, in_tree,
+                                         (out_tree, jaxpr.out_avals))
     outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, fwd=fwd_flat, bwd=bwd_flat,
-                                  num_consts=len(consts), symbolic_zeros=symbolic_zeros)
+                                  num_consts=len(consts), symbolic_zeros=self.symbolic_zeros)
     return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _vjp_rules_flat(custom, nondiff, diff, leaves, in_tree, out_type):
+  """The user's fwd and bwd rules of `custom` as flat functions, with JAX's checks:
+  ``fwd(perturbed, *primals) -> ([*residuals, *outputs], number of residuals)`` and
+  ``bwd(*residuals, *cotangents) -> input cotangents`` (`ad.Zero` for zero ones).
+
+  `out_type` is ``(out_tree, out_avals)`` of the traced primal function, or None when it
+  was not traced: then fwd's output structure (left in ``fwd.out_tree``) stands for it.
+  """
+  nums = custom.nondiff_argnums
+  name, user_fwd, user_bwd = fun_name(custom.fun), custom.fwd, custom.bwd
+  symbolic_zeros = custom.symbolic_zeros
+  primal_avals = [core.get_aval(x) for x in leaves]
+  rule = f"Custom VJP fwd rule {fun_name(user_fwd)} for function {name}"
+  head = (f"{rule} must produce a pair (list or tuple of length two) where the first element "
+          "represents the primal output (equal to the output of the custom_vjp-decorated "
+          f"function {name}) and the second element represents residuals (i.e. values stored "
+          "from the forward pass for use on the backward pass), but ")
+  res_trees = []
+
+  def fwd_flat(perturbed, *primals):
+    # JAX hands fwd its Python-scalar primals canonicalized (as typed scalars); here they
+    # come as weak-typed arrays, so that fwd computes arrays where the traced function did.
+    primals = [_python_scalar_as_array(x) for x in primals]
+    if symbolic_zeros:
+      primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
+    out = user_fwd(*_merge(nums, nondiff, tree_util.tree_unflatten(in_tree, primals)))
+    if not (isinstance(out, (list, tuple)) and len(out) == 2):
+      raise TypeError(
+          f"{rule} must produce a pair (list or tuple of length two) where the first element "
+          "represents the primal output (equal to those of the custom_vjp-decorated function "
+          f"{name}) and the second element represents residuals (i.e. values stored from the "
+          "forward pass for use on the backward pass), but instead of a pair the fwd rule "
+          f"{fun_name(user_fwd)} produced {out}.")
+    primal_out, res = out
+    p_leaves, p_tree = tree_util.tree_flatten(primal_out)
+    if out_type is not None:
+      _check_fwd_out_type(head, name, p_tree, p_leaves, *out_type)
+    r_leaves, r_tree = tree_util.tree_flatten(res)
+    res_trees.append(r_tree)
+    fwd_flat.out_tree = p_tree
+    return [*r_leaves, *p_leaves], len(r_leaves)
+
+  def bwd_flat(*res_and_cts):
+    r_tree = res_trees[-1]
+    n_res = r_tree.num_leaves
+    res = tree_util.tree_unflatten(r_tree, res_and_cts[:n_res])
+    out_tree = fwd_flat.out_tree if out_type is None else out_type[0]
+    cts = tree_util.tree_unflatten(out_tree, map(_to_symbolic, res_and_cts[n_res:]))
+    cts_in = user_bwd(*nondiff, res, cts)
+    return _bwd_output_leaves(cts_in, diff, in_tree, primal_avals)
+
+  fwd_flat.fun_name, fwd_flat.rule_name = name, fun_name(user_fwd)
+  bwd_flat.rule_name = fun_name(user_bwd)
+  return fwd_flat, bwd_flat
+
+
+def _check_fwd_out_type(head, name, p_tree, p_leaves, out_tree, out_avals):
+  """JAX's TypeError when fwd's primal output differs from the primal function's in
+  structure or in its leaves' shapes and dtypes."""
+  got = [core.get_aval(p) for p in p_leaves]
+  shown = lambda tree, avals: str(tree_util.tree_unflatten(
+      tree, [a.str_short() for a in avals])).replace("'", "")
+  if p_tree != out_tree:
+    raise TypeError(head + "instead the fwd rule output's first element had container/pytree "
+                    f"structure:\n    {shown(p_tree, got)}\nwhile the custom_vjp-decorated "
+                    f"function {name} had output container/pytree structure:\n"
+                    f"    {shown(out_tree, out_avals)}.")
+  if not all(a.shape == b.shape and a.dtype == b.dtype for a, b in zip(got, out_avals)):
+    raise TypeError(head + "instead the fwd rule output's first element had shapes/dtypes "
+                    f"of:\n    {shown(p_tree, got)}\nwhile the custom_vjp-decorated function "
+                    f"{name} had output shapes/dtypes of:\n    {shown(out_tree, out_avals)}")
 
 
 def _python_scalar_as_array(x):
