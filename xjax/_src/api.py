@@ -471,14 +471,18 @@ def _vjp_pullback(jaxpr, in_avals, out_avals, aux_avals, in_tree, out_tree, n_co
   for aval, c in zip(out_avals, ct_leaves):
     c_aval = core.get_aval(c)
     expected = aval.to_tangent_aval()
-    if c_aval.shape != expected.shape:
-      raise ValueError(f"Shape of cotangent input to vjp pullback function {c_aval.shape} "
-                       "must be the same as the shape of corresponding primal input "
-                       f"{expected.shape}.")
-    if c_aval.dtype != expected.dtype:
-      raise ValueError(f"Type of cotangent input to vjp pullback function ({c_aval.dtype}) "
-                       "is not the expected tangent type for corresponding primal output of "
-                       f"type {aval.dtype}.")
+    # As JAX: the cotangent's shape and dtype are the output's tangent type's, except that
+    # an output with float0 tangents (an integer or boolean output) takes any dtype.
+    if c_aval.shape != expected.shape or (c_aval.dtype != expected.dtype
+                                          and expected.dtype != dtypes.float0):
+      raise ValueError(
+          "unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
+          f"{c_aval.str_short()}, but expected {expected.str_short()} because the "
+          f"corresponding output of the differentiated function had JAX type "
+          f"{aval.str_short()}")
+  # Outputs without tangents (float0) pass no cotangent back, whatever value was given.
+  ct_leaves = [ad.Zero(a.to_tangent_aval()) if a.to_tangent_aval().dtype == dtypes.float0
+               else c for a, c in zip(out_avals, ct_leaves)]
   undefined = [ad.UndefinedPrimal(a) for a in in_avals]
   aux_cts = [ad.Zero(a) for a in aux_avals]
   cts = ad.backward_pass(jaxpr, consts, undefined, [*ct_leaves, *aux_cts])

@@ -385,3 +385,62 @@ def test_python_if_on_traced_value_raises_under_jit():
     f(2)
   g = xjax.jit(f.__wrapped__, static_argnums=(0,))
   assert float(g(2.)) == 12.0
+
+
+def test_join_consts_pads_dedups_and_caches():
+  from xjax._src import core
+  from xjax._src.lax.control_flow import common
+  c, d = np.arange(3.0, dtype=np.float32), np.ones(3, np.float32)
+  j1 = xjax.make_jaxpr(lambda a, b, x: a * b + x)(c, d, 1.0)
+  j2 = xjax.make_jaxpr(lambda a, x: a - x)(c, 1.0)
+  # Branch 1's consts are (c, d), branch 2's (c): one shared input for c, then d.
+  (k1, k2), consts = common.join_consts([j1, j2], [[c, d], [c]])
+  assert [id(x) for x in consts] == [id(c), id(d)]
+  for k, (fn, args) in zip((k1, k2), (((lambda: c * d + 1.0), ()), ((lambda: c - 1.0), ()))):
+    assert len(k.jaxpr.invars) == 3
+    np.testing.assert_allclose(core.jaxpr_as_fun(k)(c, d, 1.0)[0], fn(*args))
+  # The same inputs give the same jaxprs (cached per jaxpr), until the caches are cleared.
+  assert common.join_consts([j1, j2], [[c, d], [c]])[0][1] is k2
+  common._pad_constvars.cache_clear()
+  common._dedup_consts.cache_clear()
+  assert common.join_consts([j1, j2], [[c, d], [c]])[0][1] is not k2
+  # A const given twice to one jaxpr: its two inputs become one.
+  (k,), consts = common.join_consts([j1], [[c, c]])
+  assert len(consts) == 1 and len(k.jaxpr.invars) == 2
+  np.testing.assert_allclose(core.jaxpr_as_fun(k)(c, 1.0)[0], c * c + 1.0)
+
+
+def test_malformed_scan_and_cond_params_fail_typecheck_with_jax_messages():
+  from xjax._src import core
+
+  def scan_eqn():
+    jaxpr = xjax.make_jaxpr(lambda c, xs: lax.scan(lambda c, x: (c + x, c), c, xs))(
+        1.0, jnp.ones(3)).jaxpr
+    return jaxpr, next(e for e in jaxpr.eqns if e.primitive.name == "scan")
+
+  for name, value, msg in [
+      ("reverse", 4, "invalid scan param reverse of type int, bool required: 4"),
+      ("num_consts", -3, "invalid scan param num_consts of type int, non-negative int "
+                         "required: -3"),
+      ("unroll", 1.5, "invalid scan param unroll of type float, non-negative int required: 1.5")]:
+    jaxpr, eqn = scan_eqn()
+    eqn.params[name] = value
+    with pytest.raises(core.JaxprTypeError, match=msg):
+      core.typecheck_jaxpr(jaxpr)
+  jaxpr = xjax.make_jaxpr(lambda x: lax.switch(0, [jnp.sin, jnp.cos], x))(1.0).jaxpr
+  next(e for e in jaxpr.eqns if e.primitive.name == "cond").params["branches"] = (4, 2)
+  with pytest.raises(core.JaxprTypeError, match=r"invalid cond param branches of type tuple, "
+                     r"tuple of ClosedJaxpr required: \(4, 2\)"):
+    core.typecheck_jaxpr(jaxpr)
+
+
+def test_cond_forwarded_python_scalar_is_an_array():
+  y = lax.cond(True, lambda x: x, lambda x: x, 1.0)
+  assert isinstance(y, xjax.Array) and y == 1.0 and y.aval.weak_type
+
+
+def test_associative_scan_argument_errors():
+  with pytest.raises(TypeError, match="lax.associative_scan: fn argument should be callable"):
+    lax.associative_scan(42, jnp.ones(3))
+  with pytest.raises(ValueError, match="axis 0 is out of bounds for array of dimension 0"):
+    lax.associative_scan(lambda a, b: a + b, jnp.float32(1))

@@ -55,17 +55,28 @@ def _targets(fullname: str) -> list[str]:
   return ["xjax" + rest]
 
 
-def _fall_back_to(alias, own_name: str) -> None:
-  """Names an alias module lacks are read from xjax's module `own_name`, when it exists."""
+def _fall_back_to(alias, own_name: str, jax_name: str) -> None:
+  """Names an alias module lacks are read from xjax's module `own_name`, when it exists. For
+  an alias package (`jax_name` the name it is imported as), a submodule comes first through
+  the finder: ``from jax._src.lax import linalg`` gets the alias module ``linalg`` if there
+  is one, else xjax's ``xjax._src.lax.linalg``, not whatever attribute xjax's package has."""
   try:
     if importlib.util.find_spec(own_name) is None:
       return
   except ModuleNotFoundError:
     return
+  is_package = hasattr(alias, "__path__")
 
   def __getattr__(attr):
     if attr.startswith("__"):
       raise AttributeError(attr)
+    if is_package:
+      sub = f"{jax_name}.{attr}"
+      try:
+        return importlib.import_module(sub)
+      except ModuleNotFoundError as e:
+        if e.name is None or not (sub == e.name or sub.startswith(e.name + ".")):
+          raise
     try:
       return getattr(importlib.import_module(own_name), attr)
     except AttributeError:
@@ -108,7 +119,7 @@ class _JaxFinder(importlib.abc.MetaPathFinder):
     if module is None:
       raise _missing(fullname)
     if name.startswith(_PRIVATE + ".") and not hasattr(module, "__getattr__"):
-      _fall_back_to(module, "xjax" + fullname[len("jax"):])
+      _fall_back_to(module, "xjax" + fullname[len("jax"):], fullname)
     is_package = hasattr(module, "__path__")
     return importlib.machinery.ModuleSpec(fullname, _AliasLoader(module), is_package=is_package)
 

@@ -22,13 +22,21 @@ def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
   Returns:
     A pytree like `elems` holding the inclusive prefix combinations.
 
+  Raises:
+    TypeError: `fn` is not callable.
+    ValueError: `axis` is out of bounds; the leaves' lengths along `axis` differ.
+
   Mirrors `jax.lax.associative_scan`.
   """
+  if not callable(fn):
+    raise TypeError("lax.associative_scan: fn argument should be callable.")
   leaves, tree = tree_util.tree_flatten(elems)
   if not leaves:
     return elems
   ndim = core.get_aval(leaves[0]).ndim
-  axis = axis % ndim if ndim else axis
+  if not -ndim <= axis < ndim:
+    raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  axis = axis % ndim
   lengths = [core.get_aval(x).shape[axis] for x in leaves]
   if len(set(lengths)) != 1:
     raise ValueError(f"Array inputs to associative_scan must have the same first dimension. "

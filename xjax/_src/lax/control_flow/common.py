@@ -77,6 +77,18 @@ def carry_arg_names(fun, tree):
                     tree, [0] * tree.num_leaves))[0]]
 
 
+def typecheck_param(prim: str, param, name: str, required: str, ok: bool) -> None:
+  """Raises JAX's JaxprTypeError for a malformed parameter of a control-flow equation:
+  ``invalid scan param reverse of type int, bool required: 4`` (the value on its own line
+  when it prints on several)."""
+  if not ok:
+    text = str(param)
+    sep = "\n" if "\n" in text or "\r" in text else " "
+    raise core.JaxprTypeError(
+        f"invalid {prim} param {name} of type {type(param).__name__}, {required} required:"
+        f"{sep}{text}")
+
+
 def typematch(a, b) -> bool:
   """Equal shapes and dtypes (weak types may differ), as JAX's `core.typematch`."""
   return a.shape == b.shape and a.dtype == b.dtype
@@ -269,21 +281,75 @@ def partition_list(which, xs):
 
 
 def join_consts(jaxprs, consts_lists):
-  """Gives every jaxpr the same leading const inputs (the union of their consts, by identity)."""
-  all_consts, index = [], {}
-  for consts in consts_lists:
-    for c in consts:
-      if id(c) not in index:
-        index[id(c)] = len(all_consts)
-        all_consts.append(c)
-  new_jaxprs = []
-  for jaxpr, consts in zip(jaxprs, consts_lists):
-    n = len(consts)
-    own = dict(zip((index[id(c)] for c in consts), jaxpr.jaxpr.invars[:n]))
-    const_vars = [own.get(i) or core.Var(core.get_aval(c)) for i, c in enumerate(all_consts)]
-    invars = const_vars + jaxpr.jaxpr.invars[n:]
-    new_jaxprs.append(core.ClosedJaxpr(jaxpr.jaxpr.replace(invars=invars), jaxpr.consts))
-  return new_jaxprs, all_consts
+  """Gives every jaxpr the same leading const inputs (the union of their consts, by identity).
+
+  As JAX's `_merge_common_consts`: each jaxpr gets fresh inputs for the other jaxprs' consts
+  (`_pad_constvars`), then the consts given more than once collapse into their first
+  occurrence (`_dedup_consts`). Both steps are cached per jaxpr, so tracing the same branches
+  again gives the same jaxprs (equal `cond` params)."""
+  consts = [c for cs in consts_lists for c in cs]
+  avals = tuple(core.get_aval(c) for c in consts)
+  first: dict = {}
+  pattern = tuple(first.setdefault(id(c), i) for i, c in enumerate(consts))
+  new_jaxprs, start = [], 0
+  for jaxpr, cs in zip(jaxprs, consts_lists, strict=True):
+    n = len(cs)
+    padded = _pad_constvars(jaxpr, n, avals[:start], avals[start + n:])
+    new_jaxprs.append(_dedup_consts(padded, len(consts), pattern))
+    start += n
+  return new_jaxprs, [c for i, c in enumerate(consts) if pattern[i] == i]
+
+
+class _JaxprRewrite:
+  """A rewrite of closed jaxprs, cached weakly on the jaxpr by its other arguments; its
+  `cache_clear()` empties the cache (as JAX's `weakref_lru_cache` functions)."""
+
+  def __init__(self, fun):
+    self._fun = fun
+    self._cache = executable_cache.DerivedCache(fun.__name__)
+    self.__name__ = fun.__name__
+    self.__doc__ = fun.__doc__
+
+  def __call__(self, closed: core.ClosedJaxpr, *args):
+    return self._cache.get_or_build(closed, args, lambda: self._fun(closed, *args))
+
+  def cache_clear(self) -> None:
+    self._cache.clear()
+
+
+@_JaxprRewrite
+def _pad_constvars(closed: core.ClosedJaxpr, num_consts: int, left: tuple, right: tuple):
+  """`closed` with fresh (unused) inputs of avals `left` before its `num_consts` leading const
+  inputs and of avals `right` after them (mirrors JAX's private `_pad_constvars`)."""
+  invars = closed.jaxpr.invars
+  invars = ([core.Var(a) for a in left] + invars[:num_consts] + [core.Var(a) for a in right]
+            + invars[num_consts:])
+  return core.ClosedJaxpr(closed.jaxpr.replace(invars=invars), closed.consts)
+
+
+@_JaxprRewrite
+def _dedup_consts(closed: core.ClosedJaxpr, num_consts: int, pattern: tuple):
+  """`closed` with its `num_consts` leading inputs merged where `pattern` (for each, the
+  position of the first input holding the same const) says they are one const: one input
+  per distinct const, the others renamed to it (mirrors JAX's private `_dedup_consts`)."""
+  jaxpr = closed.jaxpr
+  consts = jaxpr.invars[:num_consts]
+  used = {v for e in jaxpr.eqns for v in e.invars if isinstance(v, core.Var)}
+  used.update(v for v in jaxpr.outvars if isinstance(v, core.Var))
+  # Each group keeps the input the jaxpr reads (the padded ones are unused), else its first.
+  keep = {}
+  for i, v in enumerate(consts):
+    if pattern[i] not in keep or (v in used and keep[pattern[i]] not in used):
+      keep[pattern[i]] = v
+  rename = {v: keep[pattern[i]] for i, v in enumerate(consts)
+            if v in used and v is not keep[pattern[i]]}
+  if rename:
+    sub = lambda xs: [rename.get(x, x) if isinstance(x, core.Var) else x for x in xs]  # noqa: E731
+    jaxpr = jaxpr.replace(eqns=[e.replace(invars=sub(e.invars)) for e in jaxpr.eqns],
+                          outvars=sub(jaxpr.outvars))
+  invars = [keep[i] for i in range(num_consts) if pattern[i] == i]
+  return core.ClosedJaxpr(jaxpr.replace(invars=invars + jaxpr.invars[num_consts:]),
+                          closed.consts)
 
 
 # ----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from xjax._src import core
+from xjax._src import dispatch
 from xjax._src.config import config
 from xjax._src import dtypes
 from xjax._src import effects
@@ -226,10 +227,11 @@ def _bind_branches(index, funs, operands, api_name, names, reference, **params):
 
 
 def _as_array(x):
-  if isinstance(x, core.Tracer) or type(x).__name__ == "Array":
+  """A forwarded input as the cond's output: an Array (on the device, as JAX's
+  `lax.asarray`), keeping a Python scalar's weak type."""
+  if isinstance(x, (core.Tracer, dispatch.Array)):
     return x
-  aval = core.get_aval(x)
-  return convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
+  return dispatch.device_put_value(x, weak_type=core.get_aval(x).weak_type)
 
 
 cond_p = core.Primitive("cond", multiple_results=True)
@@ -237,6 +239,11 @@ cond_p = core.Primitive("cond", multiple_results=True)
 
 @cond_p.def_abstract_eval
 def _cond_abstract_eval(index, *avals, branches, **params):
+  common.typecheck_param("cond", branches, "branches", "tuple of ClosedJaxpr",
+                         type(branches) is tuple
+                         and all(type(b) is core.ClosedJaxpr for b in branches))
+  if not branches:
+    raise core.JaxprTypeError("cond requires at least one branch function")
   if index.shape != () or index.dtype != np.int32:
     raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}")
   for b in branches:

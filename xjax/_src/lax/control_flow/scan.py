@@ -11,6 +11,8 @@ dead-code rule, and batches its carry to a fixpoint.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from xjax._src import core
@@ -229,6 +231,12 @@ def _stacked(length, aval):
 
 @scan_p.def_abstract_eval
 def _scan_abstract_eval(*avals, reverse, length, jaxpr, num_consts, num_carry, unroll):
+  tc = partial(common.typecheck_param, "scan")
+  tc(reverse, "reverse", "bool", type(reverse) is bool)
+  for name, v in (("num_consts", num_consts), ("num_carry", num_carry), ("unroll", unroll)):
+    tc(v, name, "non-negative int", type(v) is int and v >= 0)
+  tc(jaxpr, "jaxpr", "ClosedJaxpr", type(jaxpr) is core.ClosedJaxpr)
+  tc(length, "length", "non-negative int", length >= 0)
   if len(avals) != len(jaxpr.in_avals):
     raise TypeError("internal: scan operands do not match its jaxpr")
   carry_out = jaxpr.out_avals[:num_carry]
