@@ -79,7 +79,13 @@ def test_pickle_and_copy():
   y = pickle.loads(pickle.dumps(x))
   assert isinstance(y, xjax.Array) and y.dtype == np.int32
   np.testing.assert_array_equal(y, x)
-  assert copy.copy(x) is x and copy.deepcopy(x) is x
+  # As in JAX: copies are new arrays in buffers of their own, eagerly and under jit
+  for c in (copy.copy(x), copy.deepcopy(x), xjax.jit(copy.copy)(x),
+            xjax.jit(copy.deepcopy)(x)):
+    assert c is not x and c.unsafe_buffer_pointer() != x.unsafe_buffer_pointer()
+    np.testing.assert_array_equal(c, x)
+  with pytest.raises(TypeError, match="tracers cannot be pickled"):
+    xjax.jit(pickle.dumps)(x)
 
 
 def test_format_of_scalars():

@@ -78,3 +78,43 @@ def test_searchsorted_method():
   assert int(a.searchsorted(2.5)) == 3
   assert int(a.searchsorted(2, side="right")) == 3
   np.testing.assert_array_equal(a.searchsorted(np.array([0, 9])), [0, 5])
+
+
+def test_contains_tobytes_and_jax_array_operands():
+  x = jnp.arange(4)
+  assert 1 in x and 100 not in x
+  with pytest.raises(ValueError, match="search array must be one-dimensional"):
+    1 in jnp.array(1)
+  with pytest.raises(ValueError, match="query value must be a scalar"):
+    jnp.arange(2) in jnp.arange(2)
+  with pytest.raises(TypeError, match="unsupported operand type"):
+    "abc" in jnp.arange(2)
+  v = np.arange(12, dtype=np.int32).reshape(3, 4)
+  for order in "CF":
+    assert jnp.asarray(v).tobytes(order) == v.tobytes(order)
+  with pytest.raises(xjax.errors.ConcretizationTypeError, match=r"tobytes\(\) method"):
+    xjax.jit(lambda a: a.tobytes())(v)
+
+  class ArrayLike:
+    def __jax_array__(self):
+      return jnp.array(3.0)
+  np.testing.assert_array_equal(ArrayLike() * jnp.arange(3.0), [0.0, 3.0, 6.0])
+  np.testing.assert_array_equal(jnp.arange(3.0) - ArrayLike(), [-3.0, -2.0, -1.0])
+
+
+def test_astype_complex_to_real_is_deprecated():
+  from xjax._src import deprecations
+  x = jnp.array(2.0 + 1.5j, dtype="complex64")
+  with pytest.warns(DeprecationWarning, match="Casting from complex to real dtypes"):
+    assert x.astype("float32") == 2.0
+  assert x.astype(bool)  # compares with zero, no warning
+  assert not deprecations.is_accelerated("jax-numpy-astype-complex-to-real")
+  with pytest.raises(ValueError, match="not registered"):
+    deprecations.is_accelerated("no-such-deprecation")
+  deprecations.register("xjax-test-deprecation")
+  try:
+    deprecations.accelerate("xjax-test-deprecation")
+    with pytest.raises(ValueError, match="gone"):
+      deprecations.warn("xjax-test-deprecation", "gone", stacklevel=1)
+  finally:
+    deprecations.unregister("xjax-test-deprecation")

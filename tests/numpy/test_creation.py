@@ -303,3 +303,63 @@ def test_array_and_copy_of_an_array_make_a_new_buffer():
   xjax.jit(lambda x: x + 1, donate_argnums=0)(a)
   for c in copies:
     np.testing.assert_array_equal(np.asarray(c), [0.0, 1.0, 2.0])
+
+
+def test_array_reads_buffers_array_protocol_and_masked_arrays():
+  import array as pyarray
+  np.testing.assert_array_equal(jnp.array(pyarray.array("l", [0, 1, 2])), [0, 1, 2])
+  assert jnp.asarray(pyarray.array("l", [0, 1]), copy=False).dtype == np.int32
+  np.testing.assert_array_equal(jnp.array(bytearray(b"\x2a\xf3"), ndmin=2),
+                                np.array(bytearray(b"\x2a\xf3"), ndmin=2))
+  np.testing.assert_array_equal(jnp.array([memoryview(b"ab"), b"cd"]), [[97, 98], [99, 100]])
+
+  class NDArrayLike:
+    def __array__(self, dtype=None, copy=None):
+      return np.array([1.5, 2.5], dtype=dtype)
+  out = jnp.array(NDArrayLike())
+  assert type(out) is xjax.Array and out.dtype == np.float32
+  masked = np.ma.array([1, 2], mask=[True, False])
+  np.testing.assert_array_equal(jnp.array(masked), np.array(masked))  # the mask is dropped
+  with pytest.raises(ValueError, match="numpy masked arrays are not supported"):
+    xjax.jit(jnp.asarray)(masked)
+
+
+def test_array_positional_copy_order_ndmin_are_deprecated():
+  x = jnp.array([1, 2, 3])
+  with pytest.warns(DeprecationWarning, match="Passing the copy, order, and ndmin arguments"):
+    assert jnp.array(x, None, False) is x
+  with pytest.warns(DeprecationWarning):
+    assert jnp.array(x, None, True, "K", 2).shape == (1, 3)
+  with pytest.raises(TypeError, match="multiple values for argument 'copy'"):
+    jnp.array(x, None, True, copy=False)
+  with pytest.raises(TypeError, match="at most 5 positional arguments"):
+    jnp.array(x, None, True, "K", 0, 1)
+
+
+def test_creation_functions_take_single_device_shardings():
+  from xjax.sharding import SingleDeviceSharding
+  dev = xjax.devices()[-1]
+  s = SingleDeviceSharding(dev)
+  for out in (jnp.arange(5, device=s), jnp.eye(3, device=s), jnp.linspace(0, 1, 4, device=s),
+              jnp.linspace(0, 1, 4, retstep=True, device=s)[0], jnp.zeros(3, device=s),
+              jnp.full((2,), 1, device=s), jnp.array([1, 2], device=s),
+              jnp.asarray(np.arange(3), device=s), jnp.zeros_like(np.ones(2), device=s)):
+    assert out.sharding == s and out._committed
+  # a committed, strongly typed input's placement carries over to *_like (as in JAX)
+  x = xjax.device_put(jnp.arange(3.0), dev)
+  assert jnp.zeros_like(x)._committed and jnp.full_like(x, 2).devices() == {dev}
+  assert not jnp.zeros_like(jnp.arange(3.0))._committed
+  y = xjax.lax.full_like(x, 1.1)
+  assert y._committed and y.sharding == x.sharding
+  assert not xjax.lax.full_like(jnp.arange(3.0), 1.1)._committed
+
+
+def test_array_copy_makes_new_values_under_autodiff():
+  f = lambda x: jnp.array(x, copy=True)
+  x, xdot = jnp.ones(3), jnp.ones(3)
+  y, ydot = xjax.jvp(f, (x,), (xdot,))
+  assert y is not x and ydot is not xdot
+  y, f_vjp = xjax.vjp(f, x)
+  (xbar,) = f_vjp(xdot)
+  assert y is not x and xbar is not xdot
+  assert xjax.jit(lambda v: v + 7)(np.longlong(1)) == 8  # np.longlong: a distinct int64 type

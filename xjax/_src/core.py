@@ -307,8 +307,16 @@ pytype_aval_mappings: dict[type, Any] = {
 }
 for _t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
            np.uint32, np.uint64, np.float16, np.float32, np.float64, np.complex64,
-           np.complex128, dtypes.bfloat16):
+           np.complex128, dtypes.bfloat16, np.longlong, np.ulonglong):
   pytype_aval_mappings[_t] = lambda x: _scalar_aval(dtypes.canonicalize_dtype(x.dtype), False)
+
+
+def _masked_array_error(x):
+  raise ValueError("numpy masked arrays are not supported as direct inputs to JAX functions. "
+                   "Use arr.filled() to convert the value to a standard numpy array.")
+
+
+pytype_aval_mappings[np.ma.MaskedArray] = _masked_array_error
 
 
 def get_aval(x) -> ShapedArray:

@@ -813,6 +813,7 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
     fill_value: a scalar.
     dtype: the dtype of the result; by default fill_value's (weakly typed
       when fill_value is a Python scalar).
+    sharding: None, or a Sharding (or Device) the result is placed on.
 
   Returns:
     An array of `shape`.
@@ -835,13 +836,19 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
   else:
     dtype, weak_type = dtypes.canonicalize_dtype(dtype), False
   fill_value = convert_element_type(fill_value, dtype, weak_type=weak_type)
-  return _asarray(broadcast(fill_value, shape))
+  out = _asarray(broadcast(fill_value, shape))
+  if sharding is not None:
+    from xjax._src import device_put
+    out = device_put.device_put(out, sharding)
+  return out
 
 
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
   """An array like `x` (its shape and dtype, unless given) filled with `fill_value`.
 
-  The result is weakly typed when `x` is and `dtype` is not given.
+  The result is weakly typed when `x` is and `dtype` is not given. It is placed on
+  `sharding` when given, else (as JAX) on the sharding of a committed, strongly typed
+  array `x` whose shape it keeps.
 
   >>> import xjax.numpy as jnp
   >>> full_like(jnp.zeros(2, jnp.int32), 2.7)
@@ -853,7 +860,11 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
   aval = core.get_aval(x)
   weak_type = dtype is None and aval.weak_type
   dtype = aval.dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
-  return full(fill_shape, convert_element_type(fill_value, dtype, weak_type=weak_type))
+  if (sharding is None and type(x) is Array and x._committed
+      and not weak_type and tuple(fill_shape) == tuple(np.shape(x))):
+    sharding = x.sharding
+  return full(fill_shape, convert_element_type(fill_value, dtype, weak_type=weak_type),
+              sharding=sharding)
 
 
 def collapse(operand, start_dimension: int, stop_dimension: int | None = None):

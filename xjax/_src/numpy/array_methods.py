@@ -13,7 +13,9 @@ import operator
 import numpy as np
 
 from xjax._src import core
+from xjax._src import deprecations
 from xjax._src import dtypes
+from xjax._src import errors
 from xjax._src.array import Array
 from xjax._src.lax import elementwise as lax
 from xjax._src.numpy import array_api_metadata
@@ -26,12 +28,14 @@ from xjax._src.numpy import sorting
 from xjax._src.numpy import statistics
 from xjax._src.numpy import tensor_contractions
 from xjax._src.numpy import ufuncs
+from xjax._src.numpy import util
 from xjax._src.numpy.util import dtype_of, is_arraylike
 from xjax._src.random import prng
 
 
 def _defer_to_unrecognized(binary_op, swap=False):
   def method(self, other):
+    other = util._unwrap(other)  # an object with __jax_array__ takes part as its array
     if not is_arraylike(other):
       return NotImplemented
     return binary_op(other, self) if swap else binary_op(self, other)
@@ -60,8 +64,15 @@ def _astype(self, dtype, copy: bool = False, device=None):
     dtype = dtypes.default_float_dtype()
   dtype = dtypes.check_user_dtype_supported(dtype, "astype")
   x = self
-  if dtypes.issubdtype(dtype_of(x), np.complexfloating) and np.dtype(dtype) == np.bool_:
-    x = ufuncs.not_equal(x, 0)
+  if dtypes.issubdtype(dtype_of(x), np.complexfloating):
+    if dtypes.isdtype(dtype, ("integral", "real floating")):
+      deprecations.warn(
+          "jax-numpy-astype-complex-to-real",
+          "Casting from complex to real dtypes will soon raise a ValueError. Please first "
+          "use jnp.real or jnp.imag to take the real/imaginary component of your input.",
+          stacklevel=2)
+    elif np.dtype(dtype) == np.bool_:
+      x = ufuncs.not_equal(x, 0)
   out = lax.convert_element_type(x, dtype)
   return lax._copy(out) if copy and out is self else out
 
@@ -113,6 +124,39 @@ def _nbytes(self):
 def _copy(self):
   """A copy of the array (mirrors `jax.Array.copy`)."""
   return creation.array(self, copy=True)
+
+
+def _deepcopy(self, memo):
+  """``copy.deepcopy(x)``: a copy of the array, in a buffer of its own (as `jax.Array`)."""
+  del memo
+  return creation.array(self, copy=True)
+
+
+def _contains(self, other):
+  """``other in self``: whether the 1-D array holds the scalar `other` (JAX's rules: the
+  array must be 1-D and `other` a scalar).
+
+  Mirrors `jax.Array.__contains__`."""
+  if other is None or isinstance(other, str):
+    raise TypeError(f"Array.__contains__: unsupported operand type {type(other)}.")
+  query = util.ensure_arraylike("Array.__contains__", other)
+  if util.ndim(self) != 1:
+    raise ValueError("Array.__contains__: search array must be one-dimensional, got "
+                     f"arr.shape={util.shape(self)}.")
+  if util.ndim(query) != 0:
+    raise ValueError(f"Array.__contains__: query value must be a scalar, got "
+                     f"query.shape={util.shape(query)}")
+  return reductions.any(ufuncs.equal(self, query))
+
+
+def _tobytes(self, order="C"):
+  """The array's bytes in C or Fortran `order` (mirrors `jax.Array.tobytes`); a traced
+  array raises ConcretizationTypeError."""
+  if isinstance(self, core.Tracer) and self.to_concrete_value() is None:
+    raise errors.ConcretizationTypeError(
+        self, f"The tobytes() method was called on {self._error_repr()}."
+        f"{self._origin_msg()}")
+  return np.asarray(self).tobytes(order)
 
 
 def _view(self, dtype=None, type=None):  # noqa: A002 - NumPy's argument name
@@ -238,6 +282,10 @@ def _install(cls):
   cls.reshape = _reshape
   cls.transpose = _transpose
   cls.copy = _copy
+  cls.__copy__ = _copy
+  cls.__deepcopy__ = _deepcopy
+  cls.__contains__ = _contains
+  cls.tobytes = _tobytes
   cls.clip = _clip
   cls.choose = _choose
   cls.compress = _compress

@@ -12,6 +12,7 @@ import operator
 import numpy as np
 
 from xjax._src import core
+from xjax._src import deprecations
 from xjax._src import device_put
 from xjax._src import dispatch
 from xjax._src import dtypes
@@ -29,11 +30,22 @@ from xjax._src.sharding.shardings import Sharding, SingleDeviceSharding
 _PY_SCALARS = (bool, int, float, complex)
 
 
+def _single_device(device):
+  """The Device of a single-device sharding; any other `device` unchanged."""
+  if isinstance(device, SingleDeviceSharding):
+    (dev,) = device.device_set
+    return dev
+  return device
+
+
 def _stage(value, device=None):
   """A host value as an Array, or as a constant of the jaxpr being built."""
   trace = core.current_trace()
   if type(trace) is pe.DynamicJaxprTrace and device is None:
     return trace.new_const(value)
+  device = _single_device(device)
+  if isinstance(device, Sharding):
+    return _put(dispatch.device_put_value(value, None), device)
   return dispatch.device_put_value(value, device)
 
 
@@ -46,7 +58,7 @@ def _put(out, device):
   if isinstance(out, core.Tracer) or (
       isinstance(device, Sharding) and not isinstance(device, SingleDeviceSharding)):
     return device_put.device_put(out, device)
-  return dispatch.device_put_value(out, device)
+  return dispatch.device_put_value(out, _single_device(device))
 
 
 def _check_valid_leaf(leaf) -> None:
@@ -78,14 +90,37 @@ def _host_nested(obj):
   return np.asarray(obj) if isinstance(obj, Array) else obj
 
 
+def _from_protocols(obj):
+  """`obj` with each leaf that is neither an array nor a scalar but offers NumPy's
+  ``__array__`` or the buffer protocol (array.array, bytearray, memoryview) read into a
+  NumPy array, and masked arrays stripped of their masks (as np.array does)."""
+  if isinstance(obj, (list, tuple)):
+    leaves = [_from_protocols(o) for o in obj]
+    if all(a is b for a, b in zip(leaves, obj)):
+      return obj
+    return leaves if isinstance(obj, list) else tuple(leaves)
+  if isinstance(obj, np.ma.MaskedArray):
+    return np.asarray(obj)
+  if obj is None or isinstance(obj, (Array, core.Tracer, np.ndarray, np.generic, str)
+                               + _PY_SCALARS):
+    return obj
+  if hasattr(obj, "__array__"):
+    return np.asarray(obj)
+  try:
+    view = memoryview(obj)
+  except TypeError:
+    return obj
+  return np.array(view)
+
+
 def _contains_tracer(obj) -> bool:
   if isinstance(obj, (list, tuple)):
     return any(_contains_tracer(o) for o in obj)
   return isinstance(obj, core.Tracer)
 
 
-def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin: int = 0,
-          *, device=None):
+def array(object, dtype=None, *args, copy: bool = True, order: str | None = "K",
+          ndmin: int = 0, device=None):
   """Creates an array from an array, a scalar, or nested lists/tuples of them.
 
   Python scalars give weakly typed arrays (when `dtype` is None); a list of
@@ -114,14 +149,27 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
   >>> jnp.array(1.0)
   Array(1., dtype=float32, weak_type=True)
 
-  Mirrors `jax.numpy.array`.
+  Mirrors `jax.numpy.array`; passing `copy`, `order` and `ndmin` positionally is
+  deprecated (a DeprecationWarning), as in JAX.
   """
+  if args:
+    if len(args) > 3:
+      raise TypeError(f"array() takes at most 5 positional arguments but {len(args) + 2} "
+                      "were given")
+    for i, name in enumerate(("copy", "order", "ndmin")):
+      if i < len(args) and (copy, order, ndmin)[i] != (True, "K", 0)[i]:
+        raise TypeError(f"array() got multiple values for argument '{name}'")
+    copy, order, ndmin = (*args, *(copy, order, ndmin)[len(args):])[:3]
+    deprecations.warn(
+        "jax-array-positional-args",
+        "Passing the copy, order, and ndmin arguments to jnp.array positionally is "
+        "deprecated. Use keyword arguments instead.", stacklevel=2)
   if order is not None and order != "K":
     raise NotImplementedError("Only implemented for order='K'")
-  object = util._unwrap(object)
+  object = _from_protocols(util._unwrap(object))
   if dtype is None and ndmin == 0 and device is None:
     if isinstance(object, core.Tracer):
-      return lax._copy(object) if copy and object.to_concrete_value() is None else object
+      return lax._copy(object) if copy else object
     if isinstance(object, Array):
       return lax._copy(object) if copy else object  # a new buffer, as JAX's (donation)
     if type(object) in _PY_SCALARS or isinstance(object, (np.ndarray, np.generic)):
@@ -150,7 +198,7 @@ def array(object, dtype=None, copy: bool = True, order: str | None = "K", ndmin:
   if ndmin > nd:
     out = lax_structural.expand_dims(out, tuple(range(ndmin - nd)))
   if device is not None:
-    out = dispatch.device_put_value(out, device)
+    out = _put(out, device)
   return out
 
 
@@ -371,6 +419,9 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
   if isinstance(dtype, dtypes.ExtendedDType):
     return _fill_keys(shape, fill_value, dtype, device)
   fill_value = util._unwrap(fill_value)
+  if (device is None and type(a) is Array and a._committed and not weak
+      and tuple(shape) == tuple(a_shape)):
+    device = a.sharding  # as JAX: a committed array's sharding carries over
   if np.ndim(fill_value) if not isinstance(fill_value, core.Tracer) else fill_value.ndim:
     out = util.broadcast_to(asarray(fill_value, dtype=dtype), shape)
     return _put(out, device)
@@ -540,8 +591,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     dtype = dtypes.check_user_dtype_supported(dtype, "linspace")
   out = _linspace(start, stop, num, endpoint, retstep, dtype, axis)
   if device is not None:
-    out = (dispatch.device_put_value(out[0], device), out[1]) if retstep else \
-        dispatch.device_put_value(out, device)
+    out = (_put(out[0], device), out[1]) if retstep else _put(out, device)
   return out
 
 

@@ -2,6 +2,7 @@
 option states (``config.enable_x64.value``, ``with config.numpy_rank_promotion("raise")``)
 and, for options xjax fixes at JAX 0.10.2's default, a read-only state of that value."""
 import contextlib
+import enum
 
 from xjax._src.config import *  # noqa: F401,F403
 from xjax._src import config as _config_lib
@@ -56,6 +57,26 @@ disable_vmap_shmap_error = FixedState("jax_disable_vmap_shmap_error", False)
 disable_bwd_checks = FixedState("jax_disable_bwd_checks", False)
 embedded_constants_max_bytes = FixedState("jax_embedded_constants_max_bytes", 32)
 
+
+
+class ExplicitX64Mode(enum.IntEnum):
+  """What an explicitly requested 64-bit dtype does while x64 is off (JAX's enum): xjax
+  always warns and truncates it to 32 bits (WARN, JAX 0.10.2's default)."""
+  WARN = enum.auto()
+  ERROR = enum.auto()
+  ALLOW = enum.auto()
+
+  @classmethod
+  def _missing_(cls, value):
+    return {"warn": cls.WARN, "error": cls.ERROR, "allow": cls.ALLOW}.get(value)
+
+
+class _X64ModeState(FixedState):
+  def __call__(self, new_val=True):
+    return _FixedSetting(self, ExplicitX64Mode(new_val))
+
+
+explicit_x64_dtypes = _X64ModeState("jax_explicit_x64_dtypes", ExplicitX64Mode.WARN)
 
 class _ShardyState:
   """``jax_use_shardy_partitioner``: a configuration flag of xjax, read as a state."""

@@ -3,3 +3,10 @@ private names client libraries import (numpyro: `trace_state_clean`)."""
 from xjax._src.core import trace_state_clean as trace_state_clean
 # flax's fp8 layers annotate with `ShapedArray`.
 from xjax._src.core import ShapedArray as ShapedArray  # noqa: E402
+# JAX's core module re-exports its tracer errors (JAX's tests catch core.ConcretizationTypeError).
+from xjax._src.errors import (  # noqa: E402
+    ConcretizationTypeError as ConcretizationTypeError,
+    TracerArrayConversionError as TracerArrayConversionError,
+    TracerBoolConversionError as TracerBoolConversionError,
+    TracerIntegerConversionError as TracerIntegerConversionError,
+)

@@ -13,3 +13,7 @@ from xjax._src.dtypes import (  # noqa: E402
 from xjax._src.typing import DType as DType  # noqa: E402
 # JAX's tests canonicalize NumPy index arrays with `dtypes.canonicalize_value`.
 from xjax._src.core import canonicalize_value as canonicalize_value  # noqa: E402
+# JAX's name for the dtypes of Python scalars before canonicalization.
+from xjax._src.dtypes import (  # noqa: E402
+    python_scalar_dtypes as python_scalar_types_to_dtypes,
+)
