@@ -449,3 +449,54 @@ def test_custom_rule_errors_name_the_rule_and_function():
   with pytest.raises(TypeError, match=r"Custom VJP fwd rule g_fwd for function g must "
                      r"produce a pair .* container/pytree structure"):
     xjax.grad(lambda x: xjax.jit(g)(x))(1.0)
+
+
+def test_custom_rules_closing_over_vmapped_values():
+  # The rule closes over a value of the enclosing vmap (JAX's issue 8783): it is batched
+  # under a trace of the same vmap, so the closed-over value is the batch's own.
+  def h(z):
+    def f(x):
+      @xjax.custom_jvp
+      def g(y):
+        return x * y
+
+      @g.defjvp
+      def g_jvp(primals, tangents):
+        return x * primals[0], x * tangents[0]
+      return g(z)
+    return xjax.vmap(f)(jnp.arange(3.0))
+
+  primals, tangents = xjax.jvp(h, (1.0,), (2.0,))
+  _close(primals, [0.0, 1.0, 2.0])
+  _close(tangents, [0.0, 2.0, 4.0])
+
+
+def test_custom_jvp_rule_may_batch_what_the_function_does_not():
+  @xjax.custom_jvp
+  def f(x):
+    return np.zeros(x.shape, x.dtype)  # does not depend on x
+
+  f.defjvp(lambda primals, tangents: (f(primals[0]), tangents[0]))
+  _close(xjax.grad(lambda x: xjax.vmap(f)(x).sum())(jnp.arange(3.0)), [1.0, 1.0, 1.0])
+  _close(xjax.jvp(xjax.vmap(f), (jnp.arange(3.0),), (jnp.ones(3),))[1], [1.0, 1.0, 1.0])
+
+
+def test_custom_call_binds_defaults_and_reports_missing_arguments():
+  @xjax.custom_jvp
+  def f(x, y=2.0):
+    return x * y
+
+  seen = []
+
+  @f.defjvp
+  def f_jvp(primals, tangents):
+    seen.append(len(primals))
+    return f(*primals), tangents[0] * primals[1]
+
+  _close(xjax.grad(f)(3.0), 2.0)
+  assert seen == [2]  # the default is one of the rule's primals, as in JAX
+  with pytest.raises(TypeError, match="custom_jvp-decorated function f could not be "
+                     "resolved.*\nmissing a required argument: 'x'"):
+    f()
+  with xjax.ensure_compile_time_eval():  # concrete under jit: runs eagerly
+    assert xjax.jit(lambda: f(1.0) + (1.0 if f(1.0) > 0 else 0.0))() == 3.0

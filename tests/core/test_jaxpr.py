@@ -135,3 +135,11 @@ def test_typecheck_recurses_into_the_jaxprs_of_params():
       eqns=[broken_scan if e is scan else e for e in closed.jaxpr.eqns])
   with pytest.raises(core.JaxprTypeError, match="used before definition"):
     core.typecheck_jaxpr(broken)
+
+
+def test_close_jaxpr_and_pretty_print_use_color():
+  from xjax._src.interpreters import partial_eval as pe_impl
+  closed = xjax.make_jaxpr(lambda x: x + 1.0)(1.0)
+  reclosed = pe_impl.close_jaxpr(closed.jaxpr)
+  assert reclosed.consts == [] and reclosed.jaxpr is closed.jaxpr
+  assert closed.pretty_print(use_color=False) == closed.pretty_print() == str(closed)

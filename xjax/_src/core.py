@@ -942,7 +942,10 @@ class Jaxpr:
     from xjax._src import jaxpr_pp  # printing sits above core (it reads avals, eqns, params)
     return str(jaxpr_pp.pp_toplevel_jaxpr(self))
 
-  def pretty_print(self, width: int = 80) -> str:
+  def pretty_print(self, width: int = 80, *, use_color: bool = False) -> str:
+    """The jaxpr's text, lines broken to fit `width` (mirrors JAX's `Jaxpr.pretty_print`;
+    xjax prints without color, so `use_color` changes nothing)."""
+    del use_color
     from xjax._src import jaxpr_pp
     return jaxpr_pp.pp_toplevel_jaxpr(self).format(width)
 
@@ -970,8 +973,9 @@ class ClosedJaxpr:
   def __str__(self):
     return str(self.jaxpr)
 
-  def pretty_print(self, width: int = 80) -> str:
-    return self.jaxpr.pretty_print(width)
+  def pretty_print(self, width: int = 80, *, use_color: bool = False) -> str:
+    """The jaxpr's text (see `Jaxpr.pretty_print`)."""
+    return self.jaxpr.pretty_print(width, use_color=use_color)
 
   __repr__ = __str__
 

@@ -30,6 +30,7 @@ from xjax._src import dispatch
 from xjax._src import dtypes
 from xjax._src import linear_util as lu
 from xjax._src import tree_util
+from xjax._src.config import config
 from xjax._src.api_util import (flatten_fun_nokwargs, fun_name, fun_signature,
                                 infer_argnums_and_argnames)
 from xjax._src.errors import UnexpectedTracerError
@@ -137,22 +138,44 @@ def _from_symbolic(t):
 
 
 def _resolve_kwargs(custom, args, kwargs):
-  """Positional arguments for `custom.fun` (custom derivative rules take positional args only)."""
-  if not kwargs:
+  """Positional arguments for `custom.fun` (custom derivative rules take positional args
+  only): bound to its signature (held on `custom` once read), defaults filled in, as JAX
+  binds every call."""
+  sig = custom.__dict__.get("_custom_call_signature", _UNREAD)
+  if sig is _UNREAD:
+    sig = custom.__dict__["_custom_call_signature"] = _opaque_or_signature(custom.fun)
+  if sig is None:
     return tuple(args)
-  return resolve_kwargs(custom.fun, type(custom).__name__, fun_name(custom.fun), args, kwargs)
+  return resolve_kwargs(custom.fun, type(custom).__name__, fun_name(custom.fun), args, kwargs,
+                        sig)
 
 
-def resolve_kwargs(fun, kind: str, name: str, args, kwargs) -> tuple:
+_UNREAD = object()
+
+
+def _opaque_or_signature(fun):
+  """`fun`'s signature; None where any arguments bind (a functools.partial's signature is
+  opaque, as in JAX, and so is one `inspect` cannot read)."""
+  if isinstance(fun, functools.partial):
+    return None
+  try:
+    return inspect.signature(fun)
+  except (TypeError, ValueError):
+    return None
+
+
+def resolve_kwargs(fun, kind: str, name: str, args, kwargs, signature=None) -> tuple:
   """`args` and `kwargs` as `fun`'s positional arguments, defaults filled in.
 
   Raises JAX's TypeError (naming the `kind`-decorated function `name`) when
   the arguments do not bind, or a keyword argument has no position.
   """
-  if isinstance(fun, functools.partial):  # an opaque signature, as in JAX
-    fun = lambda *args, **kwargs: None
+  if signature is None:
+    if isinstance(fun, functools.partial):  # an opaque signature, as in JAX
+      fun = lambda *args, **kwargs: None
+    signature = inspect.signature(fun)
   try:
-    bound = inspect.signature(fun).bind(*args, **kwargs)
+    bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
     passed = [k for k in bound.kwargs if k in kwargs]
     if passed:
@@ -234,17 +257,23 @@ def _split_call(custom, args, kwargs):
   return nondiff, diff, leaves, in_tree
 
 
-def _belongs_to_parent(trace, leaves) -> bool:
-  """Whether a custom-derivative call under `trace` is its parent's, as JAX's traces pass
-  it on: under a JVP trace when no argument carries a tangent of it, under linearize's
-  partial-eval trace when every argument is known (a primal). The function and its rules
-  then run on the parent's values: concrete ones at the top of `grad` or `jvp`, so that
+def _trace_to_pass_to(trace, leaves):
+  """The trace a custom-derivative call under `trace` belongs to instead, or None, as JAX's
+  traces pass it on: under a JVP trace when no argument carries a tangent of it, and under
+  linearize's partial-eval trace when every argument is known (a primal), its parent; under
+  `ensure_compile_time_eval` when no argument is traced, evaluation. The function and its
+  rules then run on those values: concrete ones at the top of `grad` or `jvp`, so that
   they may branch on them in Python, as in JAX."""
   if type(trace) is ad.JVPTrace:
-    return not any(isinstance(x, ad.JVPTracer) and x._trace.tag is trace.tag for x in leaves)
-  if type(trace) is pe.PartialEvalTrace:
-    return not any(map(trace.is_unknown, leaves))
-  return False
+    if not any(isinstance(x, ad.JVPTracer) and x._trace.tag is trace.tag for x in leaves):
+      return trace.parent_trace
+  elif type(trace) is pe.PartialEvalTrace:
+    if not any(map(trace.is_unknown, leaves)):
+      return trace.parent_trace
+  elif (isinstance(trace, pe.DynamicJaxprTrace) and config.jax_eager_constant_folding
+        and not any(isinstance(x, core.Tracer) for x in leaves)):
+    return core.eval_trace
+  return None
 
 
 def _jvp_pairs(trace, leaves):
@@ -300,30 +329,45 @@ def _unbatched_aval(aval, dim):
   return aval if dim is None else aval.update(shape=aval.shape[:dim] + aval.shape[dim + 1:])
 
 
-def _batch_rule(rule, axis_data, args, in_dims, out_dests, sum_unmapped: bool = False):
+def _batch_rule(rule, axis_data, args, in_dims, out_dests, sum_unmapped: bool = False,
+                tag=None, keep_zeros: bool = False, widen=None):
   """Runs the flat `rule` batched, ``args[i]`` mapped along ``in_dims[i]`` (or None).
 
-  A symbolic Zero argument stays symbolic (with its per-example aval); Zero
-  outputs are instantiated. Outputs go to `out_dests` (a list, or a function
-  of their number); with `sum_unmapped`, an output batched where its
-  destination is None is summed over the batch (the cotangent of a value the
-  whole batch shares).
+  A symbolic Zero argument stays symbolic (with its per-example aval); Zero outputs are
+  instantiated, or with `keep_zeros` stay symbolic (with the aval of their destination, as
+  JAX keeps a JVP rule's symbolic-zero tangents under vmap). Outputs go to `out_dests` (a
+  list, or a function of their number); with `sum_unmapped`, an output batched where its
+  destination is None is summed over the batch (the cotangent of a value the whole batch
+  shares). `tag` is the batch trace's: batched values the rule closes over are then the
+  batch's own. `widen(srcs, dests)`, if given, may revise the destinations once the
+  outputs' batch dims (`srcs`, None for unbatched or symbolic zeros) are known.
   """
   nonzero = [type(a) is not ad.Zero for a in args]
   inner = [None if nz else ad.Zero(_unbatched_aval(a.aval, d))
            for a, d, nz in zip(args, in_dims, nonzero)]
+  zeros = []  # per output: the Zero the rule returned, or None
 
   def flat(*nonzero_args):
     it = iter(nonzero_args)
-    return [ad.instantiate_zeros(o)
-            for o in rule(*[next(it) if nz else z for nz, z in zip(nonzero, inner)])]
+    outs = rule(*[next(it) if nz else z for nz, z in zip(nonzero, inner)])
+    zeros[:] = [o if keep_zeros and type(o) is ad.Zero else None for o in outs]
+    return [ad.instantiate_zeros(o) for o, z in zip(outs, zeros) if z is None]
 
   vals, dims = batching._run_batched(flat, axis_data,
                                      [a for a, nz in zip(args, nonzero) if nz],
-                                     [d for d, nz in zip(in_dims, nonzero) if nz])
-  dests = out_dests(len(vals)) if callable(out_dests) else out_dests
-  outs = []
-  for v, src, dst in zip(vals, dims, dests, strict=True):
+                                     [d for d, nz in zip(in_dims, nonzero) if nz], tag)
+  dests = out_dests(len(zeros)) if callable(out_dests) else out_dests
+  if widen is not None:
+    found = iter(dims)
+    dests = widen([None if z is not None else next(found) for z in zeros], dests)
+  outs, found = [], iter(zip(vals, dims))
+  for z, dst in zip(zeros, dests, strict=True):
+    if z is not None:
+      shape = z.aval.shape
+      outs.append(z if dst is None else ad.Zero(
+          z.aval.update(shape=shape[:dst] + (axis_data.size,) + shape[dst:])))
+      continue
+    v, src = next(found)
     if sum_unmapped and dst is None and src is not None:
       v, src = batching.sum_batch(batching.moveaxis(v, src, 0)), None
     outs.append(batching.matchaxis(axis_data, src, dst, v))
@@ -444,18 +488,31 @@ def _custom_jvp_call_partial_eval(trace, args, unknowns, *, call_jaxpr, **_):
 
 @custom_jvp_call_p.def_batch
 def _custom_jvp_call_batch(axis_data, args, dims, *, call_jaxpr, jvp_jaxpr_fun, num_consts,
-                           symbolic_zeros):
+                           symbolic_zeros, trace_tag=None):
   args, batched_call, out_dims = _batch_call(axis_data, args, dims, call_jaxpr)
   arg_dims = [None if d is None else 0 for d in dims[num_consts:]]
+  binding = [True]
+
+  def widen(srcs, dests):
+    # While this rule binds (the rule runs now, under a JVP trace), an output the function
+    # leaves unbatched but the JVP rule batches (in its primal or tangent) becomes batched,
+    # as JAX takes the output batch dims from the rule that ran.
+    if binding:
+      n = len(out_dims)
+      for i in range(n):
+        if out_dims[i] is None and (srcs[i] is not None or srcs[n + i] is not None):
+          out_dims[i] = 0
+    return out_dims * 2
 
   def batched_jvp(*primals_and_tangents):
     # A tangent has its primal's shape, so it is batched where its primal is.
     return _batch_rule(jvp_jaxpr_fun, axis_data, primals_and_tangents, arg_dims * 2,
-                       out_dims * 2)
+                       out_dims * 2, tag=trace_tag, keep_zeros=symbolic_zeros, widen=widen)
 
   _copy_names(jvp_jaxpr_fun, batched_jvp)
   outs = custom_jvp_call_p.bind(*args, call_jaxpr=batched_call, jvp_jaxpr_fun=batched_jvp,
                                 num_consts=num_consts, symbolic_zeros=symbolic_zeros)
+  binding.clear()
   return outs, out_dims
 
 
@@ -472,6 +529,7 @@ def _custom_jvp_call_dce(used_outputs, eqn):
 
 
 custom_jvp_call_p.dce_rule = _custom_jvp_call_dce
+batching.tagged_batchers.add(custom_jvp_call_p)
 
 
 def _check_jvp_rule_output(p_leaves, t_leaves):
@@ -558,8 +616,8 @@ class custom_jvp:
     if trace is core.eval_trace:
       return _call_eagerly(self, args, kwargs)
     nondiff, diff, leaves, in_tree = _split_call(self, args, kwargs)
-    if _belongs_to_parent(trace, leaves):
-      with core.set_current_trace(trace.parent_trace):
+    if (owner := _trace_to_pass_to(trace, leaves)) is not None:
+      with core.set_current_trace(owner):
         return self(*_merge(self.nondiff_argnums, nondiff, diff))
     if type(trace) is ad.JVPTrace:
       return self._call_under_jvp(trace, nondiff, leaves, in_tree)
@@ -677,7 +735,7 @@ def _custom_vjp_call_partial_eval(trace, args, unknowns, **params):
 
 @custom_vjp_call_p.def_batch
 def _custom_vjp_call_batch(axis_data, args, dims, *, call_jaxpr, fwd, bwd, num_consts,
-                           symbolic_zeros):
+                           symbolic_zeros, trace_tag=None):
   args, batched_call, out_dims = _batch_call(axis_data, args, dims, call_jaxpr)
   arg_dims = [None if d is None else 0 for d in dims[num_consts:]]
   n_out = len(call_jaxpr.out_avals)
@@ -690,14 +748,14 @@ def _custom_vjp_call_batch(axis_data, args, dims, *, call_jaxpr, fwd, bwd, num_c
       return res_and_outs
     # Residuals batched (first); primal outputs where the primal function has them.
     outs = _batch_rule(flat_fwd, axis_data, primals, arg_dims,
-                       lambda n: [0] * (n - n_out) + out_dims)
+                       lambda n: [0] * (n - n_out) + out_dims, tag=trace_tag)
     return outs, num_res[-1]
 
   def batched_bwd(*res_and_cts):
     n_res = len(res_and_cts) - n_out
     # An argument shared by the batch gets the sum of the members' cotangents.
     return _batch_rule(bwd, axis_data, res_and_cts, [0] * n_res + out_dims, arg_dims,
-                       sum_unmapped=True)
+                       sum_unmapped=True, tag=trace_tag)
 
   _copy_names(fwd, batched_fwd)
   _copy_names(bwd, batched_bwd)
@@ -732,6 +790,7 @@ def _custom_vjp_call_dce(used_outputs, eqn):
 
 
 custom_vjp_call_p.dce_rule = _custom_vjp_call_dce
+batching.tagged_batchers.add(custom_vjp_call_p)
 
 
 _NO_FORWARD_MODE = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
@@ -791,6 +850,7 @@ def _bwd_output_leaves(cts_in, diff, in_tree, primal_avals):
 
   def collect(ct, d):
     flat.extend([zero if ct is None else ct] * len(tree_util.tree_leaves(d)))
+    return ct  # tree_map rebuilds cts_in: a node type may not take None children
 
   try:
     if not isinstance(cts_in, tuple):
@@ -888,8 +948,8 @@ class custom_vjp:
     if trace is core.eval_trace:
       return _call_eagerly(self, args, kwargs)
     nondiff, diff, leaves, in_tree = _split_call(self, args, kwargs)
-    if _belongs_to_parent(trace, leaves):
-      with core.set_current_trace(trace.parent_trace):
+    if (owner := _trace_to_pass_to(trace, leaves)) is not None:
+      with core.set_current_trace(owner):
         return self(*_merge(self.nondiff_argnums, nondiff, diff))
     if type(trace) is ad.JVPTrace:
       # As JAX's ``JVPTrace.process_custom_vjp_call``: fwd runs on the primals directly (the

@@ -156,6 +156,8 @@ class BatchTrace(core.Trace):
     rule = primitive.batch
     if rule is None:
       raise core.missing_rule("Batching", primitive)
+    if primitive in tagged_batchers:
+      params = dict(params, trace_tag=self.tag)
     with core.set_current_trace(self.parent_trace):
       out, out_dim = rule(self.axis_data, vals, dims, **params)
     if primitive.multiple_results:
@@ -164,6 +166,13 @@ class BatchTrace(core.Trace):
 
   def box(self, x, bdim):
     return x if bdim is not_mapped else BatchTracer(self, x, bdim, source_info.current())
+
+
+# Primitives whose batching rule also takes ``trace_tag``, the batch trace's tag: rules
+# that run user callables (custom_jvp's rule, custom_vjp's fwd/bwd) batch them under a
+# trace of the same tag, so that the batched values they close over are the batch's own
+# (JAX's ``batch_subtrace`` with ``self.tag``).
+tagged_batchers: set = set()
 
 
 def _axis_names_in_params(params) -> frozenset:

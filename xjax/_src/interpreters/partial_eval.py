@@ -407,6 +407,12 @@ def dce_closed_jaxpr(closed: core.ClosedJaxpr, used_outputs, instantiate=False):
   return _pruned_jaxprs.get_or_build(closed, (used, instantiate), build)
 
 
+def close_jaxpr(jaxpr: core.Jaxpr) -> core.ClosedJaxpr:
+  """`jaxpr` (which has no constvars) as a ClosedJaxpr with no constants (mirrors JAX's
+  ``pe.close_jaxpr``)."""
+  return core.ClosedJaxpr(jaxpr, ())
+
+
 def call_dce_rule(jaxpr_param: str, per_input=(), keep_inputs_param=None):
   """A ``dce_rule`` for a primitive calling the (closed) jaxpr ``params[jaxpr_param]`` on its
   operands (jit, call, closed_call, remat2; JAX's `dce_jaxpr_pjit_rule`,
