@@ -19,7 +19,7 @@ from xjax._src.numpy.lax_numpy import (
     matrix_transpose as matrix_transpose, moveaxis as moveaxis, ndim as ndim,
     nonzero as nonzero, permute_dims as permute_dims,
     promote_types as promote_types, ravel as ravel, repeat as repeat, reshape as reshape,
-    result_type as result_type, roll as roll, row_stack as row_stack, shape as shape,
+    result_type as result_type, roll as roll, shape as shape,
     size as size, split as split, squeeze as squeeze, stack as stack, swapaxes as swapaxes,
     tile as tile, transpose as transpose, tril as tril, triu as triu, vsplit as vsplit,
     vstack as vstack, where as where,
@@ -58,7 +58,7 @@ from xjax._src.numpy.ufuncs import (
     ceil as ceil, clip as clip, conj as conj, conjugate as conjugate, copysign as copysign,
     cos as cos, cosh as cosh, deg2rad as deg2rad, degrees as degrees, divide as divide,
     divmod as divmod, equal as equal, exp as exp, exp2 as exp2, expm1 as expm1, fabs as fabs,
-    fix as fix, float_power as float_power, floor as floor, floor_divide as floor_divide,
+    float_power as float_power, floor as floor, floor_divide as floor_divide,
     fmax as fmax, fmin as fmin, fmod as fmod, greater as greater,
     greater_equal as greater_equal, heaviside as heaviside, hypot as hypot, imag as imag,
     invert as invert, isfinite as isfinite, isinf as isinf, isnan as isnan,
@@ -75,7 +75,7 @@ from xjax._src.numpy.ufuncs import (
     true_divide as true_divide, trunc as trunc,
 )
 from xjax._src.dtypes import (
-    finfo as finfo, iinfo as iinfo, issubdtype as issubdtype, isdtype as isdtype,
+    finfo as finfo, iinfo as iinfo, isdtype as isdtype,
 )
 from numpy import (
     complexfloating as complexfloating, e as e, euler_gamma as euler_gamma,
@@ -117,6 +117,7 @@ from xjax._src.numpy.io import (
     set_printoptions as set_printoptions,
 )
 from xjax._src.numpy.einsum import einsum as einsum, einsum_path as einsum_path
+from xjax._src.numpy.lax_numpy import issubdtype as issubdtype
 from numpy import (
     character as character, flexible as flexible, object_ as object_,
 )

@@ -54,8 +54,8 @@ def packbits(a, axis: int | None = None, bitorder: str = "big"):
   bits = lax_structural.reshape(bits, util.shape(bits)[:-1] + ((n + pad) // 8, 8))
   weights = (1 << np.arange(7, -1, -1) if bitorder == "big" else 1 << np.arange(8)).astype(
       np.uint8)
-  packed = lax.convert_element_type(
-      (bits * creation.asarray(weights)).sum(axis=-1), np.uint8)
+  weights = lax_structural.broadcast_in_dim(weights, util.shape(bits), (util.ndim(bits) - 1,))
+  packed = lax.convert_element_type((bits * weights).sum(axis=-1), np.uint8)
   return lax_structural.transpose(packed, _restore(util.ndim(packed), axis))
 
 

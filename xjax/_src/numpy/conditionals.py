@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from xjax._src import core
+from xjax._src.jit import jit
 from xjax._src.lax.control_flow.conditionals import switch
 from xjax._src.numpy import creation
 from xjax._src.numpy import lax_numpy
@@ -60,6 +61,16 @@ def piecewise(x, condlist, funclist, *args, **kw):
   else:
     raise ValueError(f"with {nc} condition(s), either {nc} or {nc + 1} functions are "
                      f"expected; got {nf}")
+  consts = {i: c for i, c in enumerate(funclist) if not callable(c)}
+  funcs = frozenset((i, f) for i, f in enumerate(funclist) if callable(f))
+  # As JAX: one jit keyed on the functions, so repeated calls do not trace them again.
+  return _piecewise(x, conds, consts, funcs, *args, **kw)
+
+
+@jit(static_argnames=("funcs",))
+def _piecewise(x, conds, consts, funcs, *args, **kw):
+  funcdict = dict(funcs)
+  funclist = [consts[i] if i in consts else funcdict[i] for i in range(conds.shape[0] + 1)]
   dtype = core.get_aval(x).dtype
   counts = reductions.cumsum(lax_numpy.concatenate(
       [creation.zeros_like(conds[:1], dtype=np.int32), conds.astype(np.int32)], 0), axis=0)

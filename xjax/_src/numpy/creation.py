@@ -25,6 +25,7 @@ from xjax._src.lax import transcendental as lax_tr
 from xjax._src.numpy import util
 from xjax._src.numpy.util import concrete_or_error, dtype_of
 from xjax._src.random import prng
+from xjax._src.sharding import rules
 from xjax._src.sharding.shardings import Sharding, SingleDeviceSharding
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -120,7 +121,7 @@ def _contains_tracer(obj) -> bool:
 
 
 def array(object, dtype=None, *args, copy: bool = True, order: str | None = "K",
-          ndmin: int = 0, device=None):
+          ndmin: int = 0, device=None, out_sharding=None):
   """Creates an array from an array, a scalar, or nested lists/tuples of them.
 
   Python scalars give weakly typed arrays (when `dtype` is None); a list of
@@ -134,14 +135,17 @@ def array(object, dtype=None, *args, copy: bool = True, order: str | None = "K",
     copy: whether to copy (a traced input is copied with ``copy_p``).
     order: only ``"K"`` (or None) is supported.
     ndmin: minimum number of dimensions (leading 1s added).
-    device: an optional device to commit the result to.
+    device: an optional device (or sharding) to commit the result to.
+    out_sharding: instead of `device`, a NamedSharding or PartitionSpec (over the
+      context mesh) the result is laid out as.
 
   Returns:
     An Array (or a tracer, while tracing).
 
   Raises:
     TypeError: the data is not numeric.
-    ValueError: nested lists of inhomogeneous shape, or None entries.
+    ValueError: nested lists of inhomogeneous shape, or None entries, or both `device`
+      and `out_sharding` given.
 
   >>> import xjax.numpy as jnp
   >>> jnp.array([1, 2])
@@ -166,6 +170,11 @@ def array(object, dtype=None, *args, copy: bool = True, order: str | None = "K",
         "deprecated. Use keyword arguments instead.", stacklevel=2)
   if order is not None and order != "K":
     raise NotImplementedError("Only implemented for order='K'")
+  if out_sharding is not None:
+    if device is not None:
+      raise ValueError("Only one of `device` or `out_sharding` can be set. Got "
+                       f"device={device!r} and out_sharding={out_sharding!r}")
+    device = rules.canonicalize_out_sharding(out_sharding, "jnp.array")
   object = _from_protocols(util._unwrap(object))
   if dtype is None and ndmin == 0 and device is None:
     if isinstance(object, core.Tracer):
@@ -338,6 +347,12 @@ def full(shape, fill_value, dtype=None, *, device=None):
 
 def _filled(name, fill):
   def fn(shape, dtype=None, *, device=None):
+    if isinstance(dtype, int) and isinstance(shape, int):
+      # JAX's hint for the common slip of passing the shape as separate arguments.
+      raise TypeError(f"Cannot interpret '{dtype}' as a data type.\n\nDid you accidentally "
+                      f"write `jax.numpy.{name}({shape}, {dtype})` when you meant "
+                      f"`jax.numpy.{name}(({shape}, {dtype}))`, i.e. with a single tuple "
+                      "argument for the shape?")
     if dtype is not None:
       dtype = dtypes.check_user_dtype_supported(dtype, name)
     shape = _canonical_shape(shape)
@@ -390,7 +405,17 @@ def _fill_keys(shape, fill_value, dtype, device):
   return _put(prng.random_wrap(data, impl=impl), device)
 
 
-def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+def _device_or_out_sharding(device, out_sharding, name):
+  """The placement `device` or `out_sharding` asks for (JAX allows one of the two)."""
+  if out_sharding is None:
+    return device
+  if device is not None:
+    raise ValueError("Only one of `device` or `out_sharding` can be set. Got "
+                     f"device={device!r} and out_sharding={out_sharding!r}")
+  return rules.canonicalize_out_sharding(out_sharding, name)
+
+
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
   """An array shaped like `a` (or `shape`) filled with `fill_value`.
 
   Args:
@@ -401,6 +426,8 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     dtype: the result dtype; by default a's.
     shape: the result shape; by default a's.
     device: an optional device or sharding to commit the result to.
+    out_sharding: instead of `device`, a NamedSharding or PartitionSpec (over the
+      context mesh) the result is laid out as.
 
   Returns:
     The filled array; weakly typed when `a` is an array that is, and `dtype`
@@ -408,9 +435,11 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
 
   Raises:
     TypeError: `a` or `fill_value` is not array-like.
+    ValueError: both `device` and `out_sharding` are given.
 
   Mirrors `jax.numpy.full_like`.
   """
+  device = _device_or_out_sharding(device, out_sharding, "full_like")
   util.check_arraylike("full_like", fill_value)
   a_shape, a_dtype, a_weak = _like_shape_dtype("full_like", a)
   weak = dtype is None and a_weak
@@ -429,9 +458,9 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
 
 
 def _filled_like(name, fill):
-  def fn(a, dtype=None, shape=None, *, device=None):
+  def fn(a, dtype=None, shape=None, *, device=None, out_sharding=None):
     _like_shape_dtype(name, a)  # JAX's error names the calling function
-    return full_like(a, fill, dtype, shape, device=device)
+    return full_like(a, fill, dtype, shape, device=device, out_sharding=out_sharding)
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = (f"An array shaped like `a` (or `shape`) filled with {fill}s; dtype defaults to "
                 f"a's. `a` may be any object with ``shape`` and ``dtype`` (a "
@@ -441,7 +470,17 @@ def _filled_like(name, fill):
 
 zeros_like = _filled_like("zeros_like", 0)
 ones_like = _filled_like("ones_like", 1)
-empty_like = _filled_like("empty_like", 0)
+
+
+def empty_like(prototype, dtype=None, shape=None, *, device=None):
+  """An array shaped like `prototype` (or `shape`) of its dtype (or `dtype`); XLA has no
+  uninitialized memory, so it holds zeros, as in JAX. `prototype` may be any object with
+  ``shape`` and ``dtype`` (a `jax.ShapeDtypeStruct`, a key array).
+
+  Mirrors `jax.numpy.empty_like`.
+  """
+  _like_shape_dtype("empty_like", prototype)
+  return full_like(prototype, 0, dtype, shape, device=device)
 
 
 def eye(N, M=None, k=0, dtype=None, *, device=None):
@@ -613,7 +652,7 @@ def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
   bounds_shape.insert(axis, 1)
   div = (num - 1) if endpoint else num
   if num > 1:
-    delta = lax.div(lax.sub(stop, start), np.array(div, work))
+    delta = lax.div(lax.sub(b_stop, b_start), np.array(div, work))
     iota_shape = [1] * len(bounds_shape)
     iota_shape[axis] = div
     real = dtypes.finfo(work).dtype
@@ -626,7 +665,7 @@ def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
     if endpoint:
       out = lax_structural.concatenate([out, lax_structural.expand_dims(b_stop, (axis,))], axis)
   elif num == 1:
-    delta = np.array(np.nan, work) if endpoint else lax.sub(stop, start)
+    delta = np.array(np.nan, work) if endpoint else lax.sub(b_stop, b_start)
     out = lax_structural.reshape(b_start, bounds_shape)
   else:
     empty_shape = list(util.broadcast_shapes(util.shape(start), util.shape(stop)))

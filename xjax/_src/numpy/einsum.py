@@ -335,8 +335,8 @@ def _interleaved_to_subscripts(*args):
   return subscripts, operands
 
 
-def einsum(subscripts, /, *operands, precision=None, preferred_element_type=None, out=None,
-           optimize="auto", out_sharding=None, _dot_general=None):
+def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
+           preferred_element_type=None, _dot_general=None, out_sharding=None):
   """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
 
   The operands are contracted pairwise with `lax.dot_general` along a path (see the module

@@ -31,6 +31,7 @@ from xjax._src.array import Array
 from xjax._src.config import config
 from xjax._src.indexing import Slice
 from xjax._src.jit import jit
+from xjax._src.lax import dot as lax_dot
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import gather_scatter
 from xjax._src.lax import slicing
@@ -883,7 +884,8 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=N
     arr: an array.
     indices: an integer array of arr's rank (1-D when axis is None).
     axis: the axis to index (None: the flattened array; default -1).
-    mode: out-of-bounds handling; by default "fill" (NaN for floats).
+    mode: out-of-bounds handling; by default "fill" (NaN for floats); "one_hot" computes
+      it as a contraction with one-hot rows (out-of-range indices give 0).
     fill_value: the value for out-of-bounds indices.
     wrap_negative_indices: whether a negative index counts from the end (default: yes,
       unless mode is "promise_in_bounds"); when False, negative indices are out of bounds.
@@ -921,8 +923,13 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=N
   if wrap_negative_indices is None:
     wrap_negative_indices = mode != "promise_in_bounds"
   if wrap_negative_indices:
+    # As JAX: indices are first widened to a signed type that holds index + axis size.
+    wide = np.int64 if a_shape[axis] > np.iinfo(np.int32).max else np.int32
+    indices = lax.convert_element_type(indices, dtypes.canonicalize_dtype(wide))
     indices = lax.select_n(lax.lt(indices, const_like(indices, 0)), indices,
                            lax.add(indices, const_like(indices, a_shape[axis])))
+  if mode == "one_hot":
+    return _take_along_axis_one_hot(a, indices, axis)
   index_dims = [i for i, d in enumerate(idx_shape) if i == axis or d != 1]
   gather_indices = lax_structural.reshape(
       indices, tuple(out_shape[i] for i in index_dims) + (1,))
@@ -957,3 +964,22 @@ def take_along_axis(arr, indices, axis: int | None = -1, mode=None, fill_value=N
       start_indices_batching_dims=tuple(indices_batching_dims))
   return gather_scatter.gather(a, gather_indices, dnums, tuple(slice_sizes),
                                mode="fill" if mode is None else mode, fill_value=fill_value)
+
+
+def _take_along_axis_one_hot(a, indices, axis):
+  """take_along_axis as a contraction with one-hot rows of `indices` (mode='one_hot', as
+  JAX computes it: out-of-range indices select nothing and give 0)."""
+  from xjax._src.numpy import einsum
+  size = util.shape(a)[axis]
+  hot = lax.eq(lax_structural.expand_dims(indices, (util.ndim(indices),)),
+               lax_structural.broadcasted_iota(dtype_of(indices),
+                                               (*util.shape(indices), size),
+                                               util.ndim(indices)))
+  if util.ndim(a) == 1:
+    return einsum.einsum("...b,b->...", hot, a, preferred_element_type=dtype_of(a))
+  letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+  if axis > len(letters) - 2:
+    raise ValueError("One Hot indexing is only supported for up to 50 leading dimensions.")
+  lead = letters[:axis]
+  return einsum.einsum(f"{lead}y...z,{lead}z...->{lead}y...", hot, a,
+                       precision=lax_dot.Precision.HIGHEST, preferred_element_type=dtype_of(a))

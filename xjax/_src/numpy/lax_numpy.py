@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import warnings
 
 import numpy as np
 
@@ -44,28 +45,65 @@ def _index_tuple(axis) -> tuple[int, ...]:
 # Queries
 
 
+def _warn_not_arraylike(name: str, a) -> None:
+  # As JAX (since 2025-02): lists and other non-arrays still work here, with a warning.
+  if not util.is_arraylike(a):
+    warnings.warn(f"{name} requires ndarray or scalar arguments, got {type(a)} at position 0. "
+                  "In a future JAX release this will be an error.", DeprecationWarning,
+                  stacklevel=3)
+
+
 def shape(a) -> tuple[int, ...]:
   """The shape of an array-like, or of any object with a ``shape`` attribute, such as a
-  SciPy sparse matrix, which is returned as given (mirrors `jax.numpy.shape`)."""
-  if isinstance(a, (list, tuple)):
-    return np.shape(a)
-  if not isinstance(a, (np.ndarray, core.Tracer)) and hasattr(a, "shape"):
+  SciPy sparse matrix, which is returned as given. Other inputs (lists) warn
+  (DeprecationWarning), as in JAX (mirrors `jax.numpy.shape`)."""
+  if hasattr(a, "shape"):
     return a.shape
-  return util.shape(util._unwrap(a))
+  _warn_not_arraylike("shape", a)
+  return np.shape(util._unwrap(a))
 
 
 def ndim(a) -> int:
   """The number of dimensions of an array-like, or of any object with an ``ndim``
-  attribute (mirrors `jax.numpy.ndim`)."""
-  if not isinstance(a, (list, tuple, np.ndarray, core.Tracer)) and hasattr(a, "ndim"):
+  attribute; other inputs (lists) warn (DeprecationWarning), as in JAX (mirrors
+  `jax.numpy.ndim`)."""
+  if hasattr(a, "ndim"):
     return a.ndim
-  return len(shape(a))
+  _warn_not_arraylike("ndim", a)
+  return np.ndim(util._unwrap(a))
 
 
-def size(a, axis: int | None = None) -> int:
-  """The number of elements of an array-like, or along `axis` (mirrors `jax.numpy.size`)."""
+def size(a, axis: int | tuple[int, ...] | None = None) -> int:
+  """The number of elements of an array-like, or along `axis` (an int or a tuple of
+  distinct axes; ValueError "repeated axis" otherwise). Non-arrays (lists) warn
+  (DeprecationWarning), as in JAX (mirrors `jax.numpy.size`)."""
+  _warn_not_arraylike("size", a)
+  if axis is None and hasattr(a, "size"):
+    return a.size
   s = shape(a)
-  return math.prod(s) if axis is None else s[axis]
+  if axis is None:
+    return math.prod(s)
+  axes = tuple(canonicalize_axis(ax, len(s))
+               for ax in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+  if len(set(axes)) != len(axes):
+    raise ValueError(f"repeated axis: {axis}")
+  return math.prod(s[i] for i in axes)
+
+
+def issubdtype(arg1, arg2) -> bool:
+  """Whether dtype `arg1` is a sub-dtype of `arg2` in NumPy's hierarchy, with JAX's dtypes
+  (bfloat16, the float8s, int4, key dtypes) placed in it.
+
+  Args:
+    arg1: a dtype or dtype-like (a scalar type, a string).
+    arg2: a dtype, dtype-like, or an abstract NumPy type such as ``np.floating``.
+
+  Returns:
+    A bool.
+
+  Mirrors `jax.numpy.issubdtype`.
+  """
+  return dtypes.issubdtype(arg1, arg2)
 
 
 def result_type(*args):
@@ -92,7 +130,7 @@ def iscomplexobj(x) -> bool:
   try:
     typ = x.dtype.type
   except AttributeError:
-    typ = np.asarray(x).dtype.type
+    typ = dtype_of(creation.asarray(x)).type  # lists may hold tracers
   return issubclass(typ, np.complexfloating)
 
 
@@ -452,9 +490,6 @@ def vstack(tup, dtype=None):
   return concatenate(arrs, axis=0, dtype=dtype)
 
 
-row_stack = vstack
-
-
 def hstack(tup, dtype=None):
   """The arrays joined along the second axis (the first for 1-D arrays) (mirrors
   `jax.numpy.hstack`)."""
@@ -491,7 +526,8 @@ def _split(op: str, ary, indices_or_sections, axis: int = 0):
     if any(s < 0 for s in sizes):
       raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")
   else:
-    sections = util.concrete_int(indices_or_sections, f"in jax.numpy.{op} argument 1")
+    # int(), as JAX: a concrete float such as 2.0 counts too
+    sections = int(util.concrete_or_error(indices_or_sections, f"in jax.numpy.{op} argument 1"))
     if sections <= 0:
       raise ValueError("number sections must be larger than 0.")
     part, rem = divmod(size, sections)

@@ -18,7 +18,7 @@ from xjax._src.jit import jit
 from xjax._src.lax.control_flow import loops
 from xjax._src.lax import elementwise as lax
 from xjax._src.lax import slicing as lax_slicing
-from xjax._src.numpy import creation, lax_numpy, reductions, sorting, ufuncs
+from xjax._src.numpy import creation, lax_numpy, reductions, sorting, statistics, ufuncs
 from xjax._src.numpy.util import (canonicalize_axis, check_arraylike, check_no_out, concrete_int,
                                   const_like, dtype_of, ensure_arraylike, ndim,
                                   promote_args, promote_args_inexact, promote_dtypes, promote_dtypes_inexact,
@@ -399,11 +399,11 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
     p: a real array of at least one dimension.
     discont: the largest jump left alone (default ``period / 2``).
     axis: the axis along which to unwrap.
-    period: the period of the values (converted to p's dtype, so integer
-      input uses integer arithmetic, as in JAX).
+    period: the period of the values; it promotes with p (an integer p with an
+      integer period keeps integer arithmetic, a float period gives floats, as in JAX).
 
   Returns:
-    An array of p's shape and dtype (an empty axis gives p as a float).
+    An array of p's shape, of the promoted dtype of p and period.
 
   Raises:
     ValueError: p is complex.
@@ -412,17 +412,21 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
   Mirrors `jax.numpy.unwrap`.
   """
   p = ensure_arraylike("unwrap", p)
+  # As JAX: p and period promote together (an int p with a float period gives floats).
+  p, period = promote_dtypes(p, period)
   if _is_complex(p):
     raise ValueError("jnp.unwrap does not support complex inputs.")
   if ndim(p) == 0:
     raise IndexError("tuple index out of range")
   axis = canonicalize_axis(axis, ndim(p))
   if shape(p)[axis] == 0:
-    return promote_dtypes_inexact(p)[0]
-  period = creation.asarray(period, dtype=dtype_of(p))
-  interval = lax.div(period, const_like(period, 2))
+    return p
   if discont is None:
-    discont = interval
+    discont = ufuncs.true_divide(period, 2)
+  if dtypes.issubdtype(dtype_of(p), np.integer):
+    interval = ufuncs.floor_divide(period, 2)
+  else:
+    interval = ufuncs.true_divide(period, 2)
   dd = diff(p, axis=axis)
   ddmod = ufuncs.subtract(ufuncs.remainder(ufuncs.add(dd, interval), period), interval)
   at_low = ufuncs.logical_and(ufuncs.equal(ddmod, ufuncs.negative(interval)),
@@ -539,29 +543,31 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     An inexact array of x's shape, with fp's inexact dtype.
 
   Raises:
-    ValueError: xp and fp are not 1-D of equal size, or left/right is a
-      string other than 'extrapolate'.
+    ValueError: xp and fp are not 1-D of equal size, left/right is a string
+      other than 'extrapolate', `period` is not a scalar, or x is complex.
 
   Mirrors `jax.numpy.interp`.
   """
+  check_arraylike("interp", x, xp, fp)
+  if shape(xp) != shape(fp) or ndim(xp) != 1:
+    raise ValueError("xp and fp must be one-dimensional arrays of equal size")
   for name, value in (("left", left), ("right", right)):
     if isinstance(value, str) and value != "extrapolate":
       raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', "
                        f"but got: {value!r}")
-  check_arraylike("interp", x, xp, fp)
-  if ndim(xp) != 1 or ndim(fp) != 1 or shape(xp)[0] != shape(fp)[0]:
-    raise ValueError("xp and fp must be one-dimensional arrays of equal size")
-  if isinstance(left, str) or isinstance(right, str):
-    return _interp(x, xp, fp, None if isinstance(left, str) else left,
-                   None if isinstance(right, str) else right, period,
-                   extrapolate_left=isinstance(left, str), extrapolate_right=isinstance(right, str))
-  return _interp(x, xp, fp, left, right, period, extrapolate_left=False, extrapolate_right=False)
+  if period is not None and np.ndim(period) != 0:
+    raise ValueError(f"period must be a scalar; got {period}")
+  return _interp(x, xp, fp, None if isinstance(left, str) else left,
+                 None if isinstance(right, str) else right, period,
+                 extrapolate_left=isinstance(left, str), extrapolate_right=isinstance(right, str))
 
 
 @jit(static_argnames=("extrapolate_left", "extrapolate_right"))
 def _interp(x, xp, fp, left, right, period, *, extrapolate_left, extrapolate_right):
   x, xp = promote_dtypes_inexact(x, xp)
   (fp,) = promote_dtypes_inexact(fp)
+  if dtypes.issubdtype(dtype_of(x), np.complexfloating):
+    raise ValueError("jnp.interp: complex x values not supported.")
   if period is not None:
     period = ufuncs.absolute(period)
     x = ufuncs.remainder(x, period)
@@ -572,16 +578,16 @@ def _interp(x, xp, fp, left, right, period, *, extrapolate_left, extrapolate_rig
                                 ufuncs.add(xp[:1], period)])
     fp = lax_numpy.concatenate([fp[-1:], fp, fp[:1]])
   n = shape(xp)[0]
-  # searchsorted(xp, x, side='right') for sorted xp, then clipped to a segment.
-  count = reductions.sum(ufuncs.less_equal(xp, lax_numpy.expand_dims(x, -1)), axis=-1)
-  i = ufuncs.clip(count, 1, n - 1)
+  # The segment [xp[i-1], xp[i]] holding x (clipped to the end segments).
+  i = ufuncs.clip(statistics.searchsorted(xp, x, side="right"), 1, n - 1)
   df = ufuncs.subtract(fp[i], fp[i - 1])
   dx = ufuncs.subtract(xp[i], xp[i - 1])
   delta = ufuncs.subtract(x, xp[i - 1])
-  eps = 10 * dtypes.finfo(dtype_of(dx)).eps
+  # A zero-width segment gives its left value (and no NaN gradient), as in JAX.
+  eps = np.spacing(dtypes.finfo(dtype_of(dx)).eps)
   dx0 = ufuncs.less_equal(ufuncs.absolute(dx), eps)
-  f = where_(dx0, fp[i], ufuncs.add(fp[i - 1],
-                                    ufuncs.multiply(ufuncs.divide(delta, where_(dx0, 1, dx)), df)))
+  f = where_(dx0, fp[i - 1],
+             ufuncs.add(fp[i - 1], ufuncs.multiply(ufuncs.divide(delta, where_(dx0, 1, dx)), df)))
   if period is None:
     if not extrapolate_left:
       f = where_(ufuncs.less(x, xp[0]), fp[0] if left is None else left, f)

@@ -419,7 +419,7 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
   Mirrors `jax.numpy.polydiv`.
   """
   u, v = util.ensure_arraylike("polydiv", u, v)
-  u, v = util.promote_dtypes_inexact(u, v)
+  u, v = (creation.asarray(x) for x in util.promote_dtypes_inexact(u, v))
   _check_ndim_1("polydiv", u)
   _check_ndim_1("polydiv", v)
   num_u, num_v = util.shape(u)[0], util.shape(v)[0]

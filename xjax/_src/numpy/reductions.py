@@ -382,7 +382,7 @@ def _var(a, *, axis=None, dtype=None, correction=0, keepdims=False, where=None, 
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None, mean=None):
+        mean=None, correction=None):
   """The variance of `a` over `axis`: mean(|a - mean(a)|**2) * n / (n - correction).
 
   Args:
@@ -427,7 +427,7 @@ def _std(a, *, axis=None, dtype=None, correction=0, keepdims=False, where=None, 
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None, mean=None):
+        mean=None, correction=None):
   """The standard deviation of `a` over `axis`: ``sqrt(var(a, ...))``.
 
   Args: as for `var`; `dtype` must be inexact.
@@ -581,10 +581,13 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 
 
 @_named_jit("nanvar", static_argnames=("axis", "dtype", "keepdims"))
-def _nanvar(a, axis=None, dtype=None, correction=0, keepdims=False, where=None):
+def _nanvar(a, axis=None, dtype=None, correction=0, keepdims=False, where=None, a_mean=None):
   computation_dtype, dtype = _var_promote_types(dtype_of(a), dtype)
   a = lax.convert_element_type(a, computation_dtype)
-  a_mean = nanmean(a, axis, dtype=computation_dtype, keepdims=True, where=where)
+  if a_mean is None:
+    a_mean = nanmean(a, axis, dtype=computation_dtype, keepdims=True, where=where)
+  else:
+    a_mean = lax.convert_element_type(ensure_arraylike("nanvar", a_mean), computation_dtype)
   centered = where_(_isnan(a), 0, lax.sub(a, a_mean))
   if dtypes.issubdtype(computation_dtype, np.complexfloating):
     centered = lax.real(lax.mul(centered, lax.conj(centered)))
@@ -600,22 +603,25 @@ def _nanvar(a, axis=None, dtype=None, correction=0, keepdims=False, where=None):
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
-           correction=None):
-  """The variance of `a` over `axis`, ignoring NaNs (mirrors `jax.numpy.nanvar`)."""
+           mean=None):
+  """The variance of `a` over `axis`, ignoring NaNs, with `ddof` delta degrees of freedom;
+  `mean` is a precomputed NaN-ignoring mean (keepdims shape) (mirrors `jax.numpy.nanvar`,
+  which, unlike `var`, takes no `correction`)."""
   check_no_out("nanvar", out)
-  correction = _correction(ddof, correction, "nanvar")
   if dtype is not None:
     dtype = dtypes.check_user_dtype_supported(dtype, "nanvar")
   return _nanvar(ensure_arraylike("nanvar", a), axis=_static_axis(axis), dtype=dtype,
-                 correction=correction, keepdims=bool(keepdims), where=_check_where("nanvar", where))
+                 correction=ddof, keepdims=bool(keepdims),
+                 where=_check_where("nanvar", where), a_mean=mean)
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
-           correction=None):
-  """The standard deviation of `a` over `axis`, ignoring NaNs (mirrors `jax.numpy.nanstd`)."""
+           mean=None):
+  """The standard deviation of `a` over `axis`, ignoring NaNs, with `ddof` delta degrees of
+  freedom and an optional precomputed `mean` (mirrors `jax.numpy.nanstd`, which takes no
+  `correction`)."""
   check_no_out("nanstd", out)
-  return lax_tr.sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where=where,
-                            correction=correction))
+  return lax_tr.sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean))
 
 
 # ----------------------------------------------------------------------------
@@ -792,10 +798,17 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
 
   Mirrors `jax.numpy.trapezoid`.
   """
+  # Deferred: ufuncs imports ufunc_api, which imports this module.
+  from xjax._src.numpy import creation, ufuncs
   y = util.ensure_arraylike("trapezoid", y)
   if x is None:
     (y,) = util.promote_dtypes_inexact(y)
-    spacing = util.ensure_arraylike("trapezoid", dx)
+    spacing = creation.asarray(util.ensure_arraylike("trapezoid", dx))
+    if util.ndim(spacing) > 0:
+      # dx lines up with y's trailing axes, given explicit leading axes (no rank promotion)
+      spacing = lax_structural.expand_dims(
+          spacing, tuple(range(util.ndim(y) - util.ndim(spacing))))
+      spacing = _move_to_last(spacing, util.canonicalize_axis(axis, util.ndim(spacing)))
   else:
     y, x = util.promote_dtypes_inexact(y, util.ensure_arraylike("trapezoid", x))
     if util.ndim(x) == 1:
@@ -803,13 +816,17 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
     else:
       x = _move_to_last(x, util.canonicalize_axis(axis, util.ndim(x)))
       spacing = lax.sub(x[..., 1:], x[..., :-1])
+    if util.shape(spacing)[-1:] != (builtins.max(util.shape(y)[axis] - 1, 0),):
+      raise ValueError(f"trapezoid: x of shape {util.shape(x)} does not match y along axis "
+                       f"{axis}")
   y = _move_to_last(y, util.canonicalize_axis(axis, util.ndim(y)))
-  if x is not None and util.shape(spacing)[-1:] != (builtins.max(util.shape(y)[-1] - 1, 0),):
-    raise ValueError(f"trapezoid: x of shape {util.shape(x)} does not match y along axis {axis}")
-  spacing = lax.convert_element_type(spacing, util.dtype_of(y))
-  pair_sums = lax.add(y[..., 1:], y[..., :-1])
-  spacing, pair_sums = util.promote_shapes("trapezoid", spacing, pair_sums)
-  return lax.mul(util.const_like(y, 0.5), sum(lax.mul(spacing, pair_sums), axis=-1))
+  if util.ndim(spacing) == 0 or util.shape(spacing)[-1] == 1:
+    # A spacing constant along the axis (as JAX): dx * (sum(y) - (y[0] + y[-1]) / 2).
+    d = spacing if util.ndim(spacing) == 0 else spacing[..., 0]
+    ends = ufuncs.multiply(0.5, ufuncs.add(y[..., 0], y[..., -1]))
+    return ufuncs.multiply(d, ufuncs.subtract(sum(y, axis=-1), ends))
+  return ufuncs.multiply(0.5, sum(ufuncs.multiply(spacing, ufuncs.add(y[..., 1:], y[..., :-1])),
+                                  axis=-1))
 
 
 def _move_to_last(x, axis):

@@ -64,7 +64,7 @@ def _search_step(a, v, right, lo, hi):
   """One step of binary search: narrows [lo, hi) to the half holding v's position."""
   n = util.shape(a)[0]
   active = lax.lt(lo, hi)
-  mid = lax.div(lax.add(lo, hi), util.const_like(lo, 2))
+  mid = lax.add(lo, lax.div(lax.sub(hi, lo), util.const_like(lo, 2)))  # no overflow
   a_mid = a[lax.min(mid, util.const_like(mid, n - 1))]
   after = lax.bitwise_and(active, _goes_after(a_mid, v, right))
   before = lax.bitwise_and(active, lax.bitwise_not(after))
@@ -77,7 +77,9 @@ def _search_scan(a, v, right, dtype, unrolled=False):
   n = util.shape(a)[0]
   steps = builtins.max(1, int(n).bit_length())  # ceil(log2(n + 1)) halvings
   lo = lax_structural.full(util.shape(v), 0, dtype)
-  hi = lax_structural.full(util.shape(v), n, dtype)
+  # np.array raises OverflowError when n does not fit the index dtype (x64 off, huge a):
+  # a wrapped bound would give wrong indices.
+  hi = lax_structural.full(util.shape(v), np.array(n, dtype), dtype)
   if unrolled:
     for _ in range(steps):
       lo, hi = _search_step(a, v, right, lo, hi)
@@ -146,7 +148,9 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "scan")
     raise ValueError("a should be 1-dimensional")
   a, v = util.promote_dtypes(a, v)
   n = util.shape(a)[0]
-  dtype = np.dtype(np.int32) if n <= np.iinfo(np.int32).max // 2 else np.dtype(np.int64)
+  # As JAX: int64 past int32's range; without x64 that request warns and is truncated.
+  dtype = np.dtype(np.int32) if n <= np.iinfo(np.int32).max else \
+      dtypes.check_user_dtype_supported(np.int64, "searchsorted")
   if n == 0:
     return lax_structural.full(util.shape(v), 0, dtype)
   right = side == "right"

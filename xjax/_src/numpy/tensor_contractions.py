@@ -30,9 +30,7 @@ def _result_dtype(name, a, b, preferred_element_type):
 
 
 def _dot_general(a, b, dimension_numbers, precision, out_dtype, weak, out_sharding=None):
-  # lax.dot_general takes operands of one dtype: convert those that differ.
-  a = lax.convert_element_type(a, out_dtype) if dtype_of(a) != out_dtype else a
-  b = lax.convert_element_type(b, out_dtype) if dtype_of(b) != out_dtype else b
+  # As JAX: mixed operands go to dot_general as they are (its lowering converts them).
   out = lax_dot.dot_general(a, b, dimension_numbers, precision=precision,
                             preferred_element_type=out_dtype, out_sharding=out_sharding)
   return lax.convert_element_type(out, out_dtype, weak_type=weak)

@@ -206,9 +206,6 @@ def trunc(x, /):
   return where_(lax.lt(x, const_like(x, 0)), ceil(x), floor(x))
 
 
-fix = trunc
-
-
 @_ufunc("rint", "rounding to the nearest integer, ties to even", 1, inline=False)
 def rint(x, /):
   x = ensure_arraylike("rint", x)
@@ -295,8 +292,9 @@ def isfinite(x, /):
   return creation.full_like(x, True, dtype=np.bool_)
 
 
-def isposinf(x, /):
-  """Elementwise test for +inf (mirrors `jax.numpy.isposinf`)."""
+def isposinf(x, /, out=None):
+  """Elementwise test for +inf (mirrors `jax.numpy.isposinf`; `out` is unsupported)."""
+  check_no_out("isposinf", out)
   x = ensure_arraylike("isposinf", x)
   if not dtypes.issubdtype(dtype_of(x), np.inexact):
     return creation.full_like(x, False, dtype=np.bool_)
@@ -304,8 +302,9 @@ def isposinf(x, /):
   return lax.eq(x, const_like(x, np.inf))
 
 
-def isneginf(x, /):
-  """Elementwise test for -inf (mirrors `jax.numpy.isneginf`)."""
+def isneginf(x, /, out=None):
+  """Elementwise test for -inf (mirrors `jax.numpy.isneginf`; `out` is unsupported)."""
+  check_no_out("isneginf", out)
   x = ensure_arraylike("isneginf", x)
   if not dtypes.issubdtype(dtype_of(x), np.inexact):
     return creation.full_like(x, False, dtype=np.bool_)
@@ -527,7 +526,8 @@ def _stable_logaddexp(x1, x2, exp, scale):
 
 
 def _scaled(x, scale):
-  return x if scale == 1 else lax.mul(float(scale), x)  # a weak constant, as JAX's _const
+  # a constant of x's dtype (complex for complex x), as JAX's _const
+  return x if scale == 1 else lax.mul(const_like(x, scale), x)
 
 
 def _replace_inf(x):
@@ -712,8 +712,10 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  #
     min = a_min if min is None else min
   if a_max is not None:
     max = a_max if max is None else max
+  if arr is None:
+    raise ValueError("No input was provided to the clip function.")
   arr = ensure_arraylike("clip", arr)
-  if _is_complex(arr):
+  if any(t is not None and np.iscomplexobj(t) for t in (arr, min, max)):
     raise ValueError("Clip received a complex value either through the input or the min/max "
                      "keywords. Complex values have no ordering and cannot be clipped. "
                      "Please convert to a real value or array by taking the real or "
