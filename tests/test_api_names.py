@@ -25,7 +25,7 @@ KNOWN_MISSING = {
     ad array_garbage_collection_guard auto_pcast default_prng_impl
     jax2tf_associative_scan_reductions make_user_context memory
     no_execution no_tracing remove_size_one_mesh_axis_from_type smap
-    softmax_custom_jvp thread_guard
+    thread_guard
     """.split()),
     "jax.custom_derivatives": set("""
     remat_opt_p

@@ -14,10 +14,14 @@ import jax
 from jax._src.interpreters import batching
 from jax._src.lax import linalg as lax_linalg
 from jax._src.lax import control_flow
-import xjax._src.lax.linalg
+from xjax._src.lax.linalg import lu as lu_module, qr as qr_module
 assert batching.primitive_batchers is xjax.interpreters.batching.primitive_batchers
-assert lax_linalg is xjax._src.lax.linalg
+# JAX's one linalg module: public names and the private ones JAX's tests call.
+assert lax_linalg.lu is xjax.lax.linalg.lu and lax_linalg._lu_python is lu_module._lu_python
+assert lax_linalg.geqrf is qr_module.geqrf and lax_linalg.ormqr is xjax.lax.linalg.ormqr
 assert control_flow.common.join_consts
+from jax._src import core
+assert core.check_jaxpr is xjax._src.core.typecheck_jaxpr and core.JaxprTypeError
 try:
   from jax._src.lax import not_a_module
 except ImportError:

@@ -94,6 +94,26 @@ def test_lu_of_singular_matrix_is_not_nan():
   np.testing.assert_array_equal(np.asarray(perm), [[0, 1, 2]] * 2)
 
 
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 4), (1, 1), (0, 2)])
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_lu_python_matches_lapack_lu(rng, shape, dtype):
+  # JAX's private _lu_python: the same factors and pivots as getrf, from lax operations.
+  a = _random(rng, shape, dtype)
+  for got, want in zip(lu_module._lu_python(a), L.lu(a), strict=True):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=TOL[np.dtype(dtype)],
+                               atol=TOL[np.dtype(dtype)])
+  got = xjax.jit(lu_module._lu_python)(a)
+  np.testing.assert_array_equal(np.asarray(got[2]), np.asarray(L.lu(a)[2]))
+
+
+def test_lu_python_of_singular_matrices_is_not_nan():
+  for a in (np.zeros((2, 2), np.float32), np.array([[1., 2.], [2., 4.]], np.float32)):
+    for got, want in zip(lu_module._lu_python(a), L.lu(a)):
+      np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  with pytest.raises(TypeError, match="float or complex array of rank >= 2"):
+    lu_module._lu_python(np.ones((3, 3), np.int32))
+
+
 def test_lu_vmap_matches_loop(rng):
   a = _random(rng, (3, 4, 4), np.float32)
   out = xjax.vmap(L.lu, in_axes=2, out_axes=[0, 1, 0])(np.moveaxis(a, 0, 2))

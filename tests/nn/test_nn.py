@@ -58,6 +58,52 @@ def test_one_hot_and_standardize():
   _close(nn.standardize(x), (x - x.mean()) / np.sqrt(x.var() + 1e-5), tol=1e-5)
 
 
+def test_standardize_algorithms_and_masks():
+  # JAX's values: "fast" clips a cancelled negative variance at 0; "stable" is two-pass.
+  x = jnp.array([-11.0, -11.0, -11.0]) + 3e-6
+  assert not np.isnan(np.asarray(nn.standardize(x))).any()
+  big = jnp.array([1e6, 1e6 + 1, 1e6 + 2], jnp.float32)
+  _close(nn.standardize(big), [-316.22775, 0.0, 316.22775], tol=1e-3)
+  _close(nn.standardize(big, algorithm="stable"), [-1.2247356, 0.0, 1.2247356])
+  with pytest.raises(ValueError, match="Unknown algorithm 'exact'. Expected 'fast' or "
+                     "'stable'."):
+    nn.standardize(big, algorithm="exact")
+  with pytest.raises(TypeError, match="standardize requires ndarray, scalar, or None "
+                     "arguments, got <class 'list'> at position 0."):
+    nn.standardize(big, mean=[1.0, 2.0, 3.0])
+
+
+def test_one_hot_of_floats_is_deprecated():
+  with pytest.warns(DeprecationWarning, match="jax.nn.one_hot input should be integer-typed; "
+                    "got dtype=float32"):
+    out = nn.one_hot(jnp.array([1.0]), 3)
+  _close(out, [[0, 1, 0]])
+  with xjax._src.config.enable_x64(True):
+    assert nn.one_hot(jnp.array([1]), 3).dtype == np.float64
+
+
+def test_softmax_custom_jvp_flag():
+  # jax.softmax_custom_jvp(True): a custom_jvp rule in terms of the output, so reverse mode
+  # saves only the output (JAX's residuals: 3 of total size 6 without it, 1 of size 4 with).
+  from xjax._src.checkpoint import saved_residuals
+  x = jnp.array([5.5, 1.3, -4.2, 0.9])
+  w = jnp.array([True, False, True, True])
+  with xjax.softmax_custom_jvp(False):
+    res = saved_residuals(nn.softmax, x)
+    plain = [xjax.grad(lambda x: (nn.softmax(x, where=m) * jnp.arange(4.0)).sum())(x)
+             for m in (None, w)]
+  assert sum(a.size for a, _ in res) == 6 and len(res) == 3
+  with xjax.softmax_custom_jvp(True):
+    res = saved_residuals(nn.softmax, x)
+    assert "custom_jvp_call" in str(xjax.make_jaxpr(nn.softmax)(x))
+    custom = [xjax.grad(lambda x: (nn.softmax(x, where=m) * jnp.arange(4.0)).sum())(x)
+              for m in (None, w)]
+    _close(nn.softmax(x), scipy.special.softmax(np.asarray(x)))
+  assert [a.size for a, _ in res] == [4]
+  for a, b in zip(plain, custom):
+    _close(a, b)
+
+
 def test_relu_gradient_at_zero_is_zero():
   assert float(xjax.grad(nn.relu)(0.0)) == 0.0
   assert float(xjax.grad(nn.relu)(2.0)) == 1.0

@@ -213,3 +213,48 @@ def test_names_complete():
   names = {n for n in dir(nn) if not n.startswith("_")}
   assert len(names) == 36 and {"initializers", "tanh", "dot_product_attention"} <= names
   assert nn.tanh is jnp.tanh
+
+
+def _np_quantize(x, cfg):
+  """NumPy model of the block quantization (float64 scales, exact powers of two for mxfp8)."""
+  import ml_dtypes
+  blocks = x.astype(np.float64).reshape(x.shape[:-1] + (-1, cfg.block_size))
+  top = float(ml_dtypes.finfo(cfg.data_type).max)
+  if cfg.mode == "mxfp8":
+    scale = np.max(np.abs(blocks), -1, keepdims=True) / top
+    scale = 2.0 ** np.ceil(np.log2(scale.astype(np.float32)))
+  else:
+    blocks = blocks / float(np.asarray(cfg.global_scale)[0])
+    scale = np.minimum(np.max(np.abs(blocks), -1, keepdims=True) / top,
+                       float(ml_dtypes.finfo(cfg.scale_type).max))
+    scale = scale.astype(np.float32).astype(cfg.scale_type).astype(np.float64)
+  with np.errstate(divide="ignore"):  # blocks whose scale underflows to 0 saturate
+    q = np.clip(blocks / scale, -top, top)
+  q = q.astype(np.float32).astype(cfg.data_type)
+  return q.reshape(x.shape), scale[..., 0]
+
+
+@pytest.mark.parametrize("mode", ["mxfp8", "nvfp4"])
+def test_block_quantize_matches_a_numpy_model(mode):
+  # JAX's private jax._src.cudnn.scaled_matmul_stablehlo.quantize, for scaled_matmul operands.
+  from xjax._src.nn.functions import quantize
+  rng = np.random.default_rng(3)
+  x = (rng.standard_normal((2, 3, 64)) * np.array([1e-3, 1, 1e3])[None, :, None])
+  x = x.astype(np.float32)
+  cfg = nn.get_scaled_dot_general_config(mode)
+  q, s = quantize(x, cfg)
+  assert q.shape == x.shape and s.shape == (2, 3, 64 // cfg.block_size)
+  assert q.dtype == np.dtype(cfg.data_type) and s.dtype == np.dtype(cfg.scale_type)
+  q_ref, s_ref = _np_quantize(x, cfg)
+  np.testing.assert_array_equal(np.asarray(s).astype(np.float64), s_ref)
+  np.testing.assert_array_equal(np.asarray(q).astype(np.float32), q_ref.astype(np.float32))
+  # Dequantized, the blocks come back to within the data type's precision of their largest
+  # magnitude (nvfp4's float8 scales, with the default global scale 1, fit the middle row).
+  back = np.asarray(q).astype(np.float32) * np.repeat(np.asarray(s).astype(np.float32),
+                                                      cfg.block_size, -1)
+  rows = slice(None) if mode == "mxfp8" else slice(1, 2)
+  blocks = np.abs(x).reshape(2, 3, -1, cfg.block_size).max(-1)
+  err = np.abs(back - x) / np.repeat(blocks, cfg.block_size, -1)
+  assert err[:, rows].max() <= (0.07 if mode == "mxfp8" else 0.26)
+  with pytest.raises(ValueError, match="must be a positive multiple of the block size"):
+    quantize(x[..., :20], cfg)

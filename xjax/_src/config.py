@@ -153,6 +153,10 @@ _FLAGS = [
           help="Accepted for JAX compatibility; xjax has one custom_vjp implementation."),
     _Flag("jax_remat3", False, "JAX_REMAT3",
           help="Accepted for JAX compatibility; xjax has one remat implementation."),
+    _Flag("jax_softmax_custom_jvp", False, "JAX_SOFTMAX_CUSTOM_JVP",
+          help="Use a new custom_jvp rule for jax.nn.softmax. The new rule should improve "
+          "memory usage and stability. Set True to use new behavior. See "
+          "https://github.com/jax-ml/jax/pull/15677"),
     _Flag("jax_allow_f16_reductions", True, "JAX_ALLOW_F16_REDUCTIONS",
           help="If False, `reduce_sum` on `f16` or `bf16` inputs will raise an error."
           "Defaults to True."),
@@ -543,6 +547,7 @@ debug_key_reuse = _bool_state("jax_debug_key_reuse")
 enable_custom_prng = _bool_state("jax_enable_custom_prng")
 legacy_prng_key = State("jax_legacy_prng_key")
 allow_f16_reductions = _bool_state("jax_allow_f16_reductions")
+softmax_custom_jvp = _bool_state("jax_softmax_custom_jvp")
 custom_vjp3 = _bool_state("jax_custom_vjp3")
 remat3 = _bool_state("jax_remat3")
 threefry_partitionable = State("jax_threefry_partitionable", True,

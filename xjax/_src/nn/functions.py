@@ -5,11 +5,14 @@ import dataclasses
 import math
 import operator
 import warnings
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 import xjax.numpy as jnp
+from xjax._src import config as config_lib
+from xjax._src import deprecations
 from xjax._src.custom_derivatives import custom_jvp
 from xjax._src import dtypes
 from xjax._src.jit import jit
@@ -17,8 +20,8 @@ from xjax._src.lax.dot import dot_general
 from xjax._src.lax.scaled_dot import scaled_dot
 from xjax._src.lax import transcendental as lax_tr
 from xjax._src.lax.ad_util import stop_gradient
-from xjax._src.numpy.util import (canonicalize_axis, concrete_or_error, ensure_arraylike,
-                                  promote_dtypes_inexact)
+from xjax._src.numpy.util import (canonicalize_axis, check_arraylike, check_arraylike_or_none,
+                                  concrete_or_error, ensure_arraylike, promote_dtypes_inexact)
 
 
 @custom_jvp
@@ -172,8 +175,12 @@ def softmax(x, axis=-1, where=None):
 
   `where` (boolean, broadcastable to `x`) restricts the sum to its True
   entries; the output is 0 elsewhere. The maximum subtracted for stability
-  carries no gradient. Mirrors `jax.nn.softmax`.
+  carries no gradient. With ``jax_softmax_custom_jvp`` on (`xjax.softmax_custom_jvp`), the
+  derivative is a custom rule in terms of the output, ``y * (dx - sum(y * dx))``, which keeps
+  only the output for reverse mode. Mirrors `jax.nn.softmax`.
   """
+  if config_lib.config.jax_softmax_custom_jvp:
+    return _softmax(x, axis, where)
   x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
   x_safe = x if where is None else jnp.where(where, x, -np.inf)
   unnormalized = jnp.exp(x_safe - stop_gradient(x_max))
@@ -181,6 +188,24 @@ def softmax(x, axis=-1, where=None):
   if where is not None:
     result = jnp.where(where, result, 0)
   return result
+
+
+@partial(custom_jvp, nondiff_argnums=(1,))
+def _softmax(x, axis=-1, where=None, initial=-np.inf):
+  x_max = jnp.max(x, axis, where=where, initial=initial, keepdims=True)
+  x_safe = x if where is None else jnp.where(where, x, initial)
+  unnormalized = jnp.exp(x_safe - x_max)
+  result = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
+  if where is not None:
+    result = jnp.where(where, result, 0)
+  return result
+
+
+@_softmax.defjvp
+def _softmax_jvp(axis, primals, tangents):
+  (x, where, initial), (x_dot, _, _) = primals, tangents
+  y = _softmax(x, axis, where, initial)
+  return y, y * (x_dot - (y * x_dot).sum(axis, where=where, keepdims=True))
 
 
 @jit(static_argnames=("axis",))
@@ -199,19 +224,47 @@ def log_softmax(x, axis=-1, where=None):
   return result
 
 
-def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
-  """(x - mean) / sqrt(variance + epsilon) over `axis` (mirrors `jax.nn.standardize`)."""
+@jit(static_argnames=("axis", "algorithm"))
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
+                algorithm: str = "fast"):
+  """(x - mean) / sqrt(variance + epsilon) over `axis`.
+
+  Args:
+    x: the array; axis: an int, tuple or None (all axes).
+    mean, variance: used as given; by default ``x.mean(axis, where=where)`` and the variance
+      computed by `algorithm`.
+    epsilon: added to the variance.
+    where: a mask of the elements the mean and variance are taken over.
+    algorithm: "fast", ``mean(x**2) - mean(x)**2`` clipped at 0 (it may cancel
+      catastrophically), or "stable", the two-pass ``mean((x - mean)**2)``.
+
+  Raises:
+    ValueError: another `algorithm`.
+
+  Mirrors `jax.nn.standardize`.
+  """
+  check_arraylike("standardize", x)
+  check_arraylike_or_none("standardize", mean, variance, where)
   if mean is None:
     mean = jnp.mean(x, axis, keepdims=True, where=where)
   if variance is None:
-    variance = jnp.mean(jnp.square(x), axis, keepdims=True, where=where) - jnp.square(mean)
-  return (x - mean) * lax_tr.rsqrt(variance + epsilon)
+    if algorithm == "stable":
+      variance = jnp.mean(jnp.square(jnp.subtract(x, mean)), axis, keepdims=True, where=where)
+    elif algorithm == "fast":
+      variance = jnp.mean(jnp.square(x), axis, keepdims=True, where=where) - jnp.square(mean)
+      variance = jnp.clip(variance, 0)  # cancellation can make it negative
+    else:
+      raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
+  return jnp.subtract(x, mean) * lax_tr.rsqrt(variance + epsilon)
 
 
 def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
   """One-hot encoding of integer `x` along a new axis of size num_classes.
 
   Entries outside [0, num_classes) give all-zero rows.
+
+  A non-integer `x` is deprecated (a DeprecationWarning, or ValueError once the deprecation
+  "jax-nn-one-hot-float-input" is accelerated). `dtype` defaults to the default float dtype.
 
   Raises:
     TypeError: `num_classes` is not a non-negative integer (a float, say).
@@ -230,8 +283,12 @@ def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
   if num_classes < 0:
     raise TypeError("jax.nn.one_hot argument `num_classes` must be non-negative, got "
                     f"{num_classes}.")
-  dtype = jnp.float32 if dtype is None else dtype
   x = jnp.asarray(x)
+  if not dtypes.isdtype(x.dtype, "integral"):  # deprecated by JAX on 2024-12-18
+    deprecations.warn("jax-nn-one-hot-float-input",
+                      f"jax.nn.one_hot input should be integer-typed; got dtype={x.dtype}",
+                      stacklevel=1)
+  dtype = dtypes.default_float_dtype() if dtype is None else dtype
   axis = canonicalize_axis(axis, x.ndim + 1)
   expanded = jnp.expand_dims(x, axis)
   shape = [1] * (x.ndim + 1)
@@ -393,6 +450,68 @@ def get_scaled_dot_general_config(mode, global_scale=None):
                             scale_type=dtypes.float8_e8m0fnu, global_scale=None,
                             infer_only=False)
   raise ValueError(f"Unsupported mode: {mode}")
+
+
+def _e8m0_round_up(x):
+  """Positive float32 values as float8_e8m0fnu exponents (uint8), rounded up to a power of
+  two: any mantissa bit rounds up, except at the largest exponent and for subnormals at most
+  half of the smallest normal (which round down to it)."""
+  bits = jnp.asarray(x, np.float32).view(np.uint32)
+  exp, mant = bits >> 23, bits & 0x7FFFFF
+  up = (mant > 0) & (exp != 0xFE) & ~((exp == 0) & (mant <= 0x400000))
+  return jnp.where(up, exp + 1, exp).astype(np.uint8)
+
+
+def _e8m0_value(exp, dtype):
+  """The power of two a float8_e8m0fnu exponent (uint8) stands for, in `dtype`; a zero
+  exponent reads as the smallest value `dtype` keeps (2**-15 in float16, else 2**-127)."""
+  value = (exp.astype(np.uint32) << 23).view(np.float32)
+  tiny = 2.0 ** -15 if dtype == np.float16 else 2.0 ** -127
+  return jnp.where(value == 0, jnp.array(tiny, np.float32), value).astype(dtype)
+
+
+def quantize(x, config: BlockScaleConfig):
+  """`x` [..., K] quantized per block of ``config.block_size`` elements of its last axis:
+  ``(x_q, scales)`` with ``x ~ x_q * scales`` (each scale repeated over its block).
+
+  Each block's scale is its largest magnitude over the largest value of
+  ``config.data_type``: for "mxfp8" rounded up to a power of two (float8_e8m0fnu scales),
+  for "nvfp4" after dividing `x` by ``config.global_scale``, clipped to and cast to
+  ``config.scale_type``. The scaled values are clipped to the data type's range, then cast.
+
+  Returns:
+    ``x_q`` of ``config.data_type`` and `x`'s shape; ``scales`` of ``config.scale_type`` and
+    shape ``[..., K // block_size]``.
+
+  Raises:
+    ValueError: K is not a positive multiple of the block size, or an unknown mode.
+
+  Mirrors JAX's private `jax._src.cudnn.scaled_matmul_stablehlo.quantize`.
+  """
+  x = jnp.asarray(x)
+  shape, block = x.shape, config.block_size
+  if not (shape[-1] >= block and shape[-1] % block == 0):
+    raise ValueError(f"quantize: the last dimension {shape[-1]} must be a positive multiple "
+                     f"of the block size {block}")
+  x = x.reshape(shape[:-1] + (shape[-1] // block, block))
+  top = np.asarray(dtypes.finfo(config.data_type).max).astype(x.dtype)
+
+  def block_scales(v):
+    return jnp.max(jnp.abs(v), axis=-1, keepdims=True) / top
+
+  if config.mode == "mxfp8":
+    scales = _e8m0_round_up(block_scales(x))
+    scaled = x / _e8m0_value(scales, x.dtype)
+    scales = scales.view(config.scale_type)
+  elif config.mode == "nvfp4":
+    scale_top = np.asarray(dtypes.finfo(config.scale_type).max).astype(x.dtype)
+    x = x / config.global_scale
+    scales = jnp.clip(block_scales(x), 0, scale_top).astype(config.scale_type)
+    scaled = x / scales.astype(np.float32)
+  else:
+    raise ValueError(f"Unrecognized mode: {config.mode}.")
+  x_q = jnp.clip(scaled, -top, top).astype(config.data_type).reshape(shape)
+  return x_q, scales.reshape(scales.shape[:-1])
 
 
 def scaled_dot_general(lhs, rhs, dimension_numbers, preferred_element_type=np.float32,

@@ -50,6 +50,15 @@ def check_arraylike(fun_name: str, *args) -> None:
                       f"at position {pos}.")
 
 
+def check_arraylike_or_none(fun_name: str, *args) -> None:
+  """`check_arraylike` that lets None through: JAX's TypeError ``"standardize requires
+  ndarray, scalar, or None arguments, got <class 'list'> at position 0."``."""
+  for pos, arg in enumerate(args):
+    if arg is not None and not is_arraylike(arg):
+      raise TypeError(f"{fun_name} requires ndarray, scalar, or None arguments, got "
+                      f"{type(arg)} at position {pos}.")
+
+
 def _unwrap(x):
   m = getattr(x, "__jax_array__", None)
   return x if m is None or isinstance(x, (Array, core.Tracer)) else m()

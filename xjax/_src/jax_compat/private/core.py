@@ -10,3 +10,5 @@ from xjax._src.errors import (  # noqa: E402
     TracerBoolConversionError as TracerBoolConversionError,
     TracerIntegerConversionError as TracerIntegerConversionError,
 )
+# JAX's jaxpr type checker (JAX's tests check malformed control-flow params with it).
+from xjax._src.core import typecheck_jaxpr as check_jaxpr  # noqa: E402

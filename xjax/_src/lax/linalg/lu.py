@@ -169,6 +169,81 @@ lu_p = with_dtype_check(
 lu_p.def_jvp(_lu_jvp)
 
 
+def _lu_python(x):
+  """LU with partial pivoting computed with lax operations only (no LAPACK call): JAX's
+  portable LU for platforms without a better one. Same contract as `lu`: ``(lu, pivots,
+  permutation)``; a singular column leaves its zero pivot (no division, no NaNs).
+
+  Mirrors JAX's private `jax._src.lax.linalg._lu_python`.
+  """
+  x = structural._asarray(x)
+  aval = core.get_aval(x)
+  if aval.ndim < 2 or not dtypes.issubdtype(aval.dtype, np.inexact):
+    raise TypeError(f"_lu_python requires a float or complex array of rank >= 2, got "
+                    f"{aval.str_short()}")
+  fn = _lu_unblocked
+  for _ in aval.shape[:-2]:
+    fn = vmap(fn)
+  return fn(x)
+
+
+def _lu_unblocked(a):
+  """Right-looking LU of one m x n matrix, one column per fori_loop step."""
+  m, n = core.get_aval(a).shape
+  dtype = core.get_aval(a).dtype
+  k_max = min(m, n)
+  rows = structural.iota(np.int32, m)
+  cols = structural.iota(np.int32, n)
+  pivots = structural.full((k_max,), 0, np.int32)
+  perm = structural.iota(np.int32, m)
+  if k_max == 0:
+    return a, pivots, perm
+  real = np.finfo(dtype).dtype
+  zero = structural.full((), 0, dtype)
+
+  def column(a, k):
+    return structural.reshape(slicing.dynamic_slice(a, (structural.full((), 0, np.int32), k),
+                                                    (m, 1)), (m,))
+
+  def swap(v, k, i):  # exchanges entries (rows) k and i of v
+    vk = slicing.dynamic_index_in_dim(v, k, 0)
+    vi = slicing.dynamic_index_in_dim(v, i, 0)
+    return slicing.dynamic_update_index_in_dim(
+        slicing.dynamic_update_index_in_dim(v, vi, k, 0), vk, i, 0)
+
+  def body(k, state):
+    a, pivots, perm = state
+    k = ew.convert_element_type(k, np.int32)
+    col = column(a, k)
+    mag = (ew.add(ew.abs(ew.real(col)), ew.abs(ew.imag(col))) if dtypes.issubdtype(
+        dtype, np.complexfloating) else ew.abs(col))
+    below = ew.ge(rows, structural.broadcast_in_dim(k, (m,), ()))
+    mag = ew.select_n(below, structural.full((m,), -np.inf, real), mag)
+    i = reductions.argmax(mag, 0, np.int32)
+    pivots = slicing.dynamic_update_index_in_dim(pivots, structural.reshape(i, (1,)), k, 0)
+    a, perm = swap(a, k, i), swap(perm, k, i)
+    col = column(a, k)
+    pivot = slicing.dynamic_index_in_dim(col, k, 0, keepdims=False)
+    nonzero = ew.ne(pivot, zero)
+    safe = ew.select_n(nonzero, structural.full((), 1, dtype), pivot)
+    strictly_below = ew.gt(rows, structural.broadcast_in_dim(k, (m,), ()))
+    scale = ew.bitwise_and(strictly_below, structural.broadcast_in_dim(nonzero, (m,), ()))
+    col = ew.select_n(scale, col, ew.div(col, structural.broadcast_in_dim(safe, (m,), ())))
+    a = slicing.dynamic_update_slice(a, structural.reshape(col, (m, 1)),
+                                     (structural.full((), 0, np.int32), k))
+    row = structural.reshape(slicing.dynamic_index_in_dim(a, k, 0), (n,))
+    update = ew.mul(structural.broadcast_in_dim(col, (m, n), (0,)),
+                    structural.broadcast_in_dim(row, (m, n), (1,)))
+    trailing = ew.bitwise_and(
+        structural.broadcast_in_dim(strictly_below, (m, n), (0,)),
+        structural.broadcast_in_dim(ew.gt(cols, structural.broadcast_in_dim(k, (n,), ())),
+                                    (m, n), (1,)))
+    a = ew.sub(a, ew.select_n(trailing, structural.full((m, n), 0, dtype), update))
+    return a, pivots, perm
+
+  return fori_loop(np.int32(0), np.int32(k_max), body, (a, pivots, perm))
+
+
 # ----------------------------------------------------------------------------
 # lu_pivots_to_permutation
 
