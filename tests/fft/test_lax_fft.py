@@ -221,13 +221,12 @@ def test_fft_jaxpr_matches_jax():
 
 
 def test_fft_lowers_to_stablehlo_fft_as_jax_does():
-  # JAX 0.10.2, generic form: "stablehlo.fft"(%arg0) <{fft_length = array<i64: 2, 8>,
-  # fft_type = #stablehlo<fft_type IRFFT>}> : (tensor<3x2x5xcomplex<f32>>) -> tensor<3x2x8xf32>
+  # JAX 0.10.2's as_text: stablehlo.fft %arg0, type = IRFFT, length = [2, 8] :
+  # (tensor<3x2x5xcomplex<f32>>) -> tensor<3x2x8xf32>
   c = np.zeros((3, 2, 5), np.complex64)
   text = xjax.jit(lambda x: fft(x, "irfft", (2, 8))).lower(c).as_text()
-  assert ('"stablehlo.fft"(%arg0) <{fft_length = array<i64: 2, 8>, '
-          'fft_type = #stablehlo<fft_type IRFFT>}> : (tensor<3x2x5xcomplex<f32>>) '
-          '-> tensor<3x2x8xf32>') in text
+  assert ('stablehlo.fft %arg0, type = IRFFT, length = [2, 8] : '
+          '(tensor<3x2x5xcomplex<f32>>) -> tensor<3x2x8xf32>') in text
 
 
 def test_fft_primitive_params():

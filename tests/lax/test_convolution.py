@@ -521,7 +521,7 @@ def test_conv_general_dilated_jaxpr_matches_jax():
       precision="highest", preferred_element_type=np.float32)
   args = (np.ones((2, 8, 8, 3), bf16), np.ones((3, 3, 3, 4), bf16))
   assert str(xjax.make_jaxpr(f)(*args)) == JAXPR_CONV
-  text = xjax.jit(f).lower(*args).as_text()
+  text = xjax.jit(f).lower(*args).compiler_ir()
   assert STABLEHLO_CONV in [line.strip() for line in text.splitlines()]
 
 

@@ -261,7 +261,7 @@ def test_lowers_to_a_composite():
           np.ones((2, 2), e8m0), np.ones((2, 3), e8m0))
   f = lambda a, b, c, d: lax.scaled_dot(a, b, lhs_scale=c, rhs_scale=d,
                                         preferred_element_type=np.float32)
-  text = xjax.jit(f).lower(*args).as_text()
+  text = xjax.jit(f).lower(*args).compiler_ir()
   assert '"stablehlo.composite"' in text and 'name = "xla.scaled_dot"' in text
   assert "dimension_numbers = [[[1], [0]], [[], []]], preferred_element_type = f32" in text
   assert "tensor<2x4xbf16>, tensor<4x3xbf16>) -> tensor<2x3xf32>" in text  # the bf16 dot

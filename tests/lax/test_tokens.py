@@ -67,10 +67,10 @@ def test_jit_returns_and_takes_tokens():
 
 
 def test_lowering_uses_token_type():
-  text = xjax.jit(lambda t: lax.after_all(t)).lower(lax.create_token()).as_text()
+  text = xjax.jit(lambda t: lax.after_all(t)).lower(lax.create_token()).compiler_ir()
   assert "@main(%arg0: !stablehlo.token) -> (!stablehlo.token" in text
   assert "stablehlo.after_all" in text
-  text = xjax.jit(lambda: lax.create_token()).lower().as_text()
+  text = xjax.jit(lambda: lax.create_token()).lower().compiler_ir()
   assert "stablehlo.create_token" in text
   assert "-> (!stablehlo.token" in text
 

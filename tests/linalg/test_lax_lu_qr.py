@@ -143,7 +143,7 @@ def test_lu_integer_outputs_have_float0_tangents(rng):
 
 
 def test_lu_lowers_to_lapack_getrf(rng):
-  text = xjax.jit(L.lu).lower(np.ones((2, 3, 5), np.float32)).as_text()
+  text = xjax.jit(L.lu).lower(np.ones((2, 3, 5), np.float32)).compiler_ir()
   assert '"lapack_sgetrf_ffi"' in text
   assert "operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>]" in text
 
@@ -341,9 +341,10 @@ def test_qr_batched_pivoted_jvp(rng):
 
 
 def test_qr_lowers_to_geqrf_and_orgqr():
-  text = xjax.jit(L.qr).lower(np.ones((4, 3), np.float32)).as_text()
+  text = xjax.jit(L.qr).lower(np.ones((4, 3), np.float32)).compiler_ir()
   assert '"lapack_sgeqrf_ffi"' in text and '"lapack_sorgqr_ffi"' in text
-  text = xjax.jit(lambda x: L.qr(x, pivoting=True)).lower(np.ones((4, 3), np.complex64)).as_text()
+  text = xjax.jit(lambda x: L.qr(x, pivoting=True)).lower(
+      np.ones((4, 3), np.complex64)).compiler_ir()
   assert '"lapack_cgeqp3_ffi"' in text and '"lapack_cungqr_ffi"' in text
 
 

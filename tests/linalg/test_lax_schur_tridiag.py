@@ -520,7 +520,7 @@ def test_cholesky_update_errors():
      "tridiagonal_solve_perturbed_ffi", "{}"),
 ])
 def test_lowers_to_jax_lapack_kernel(fn, args, target, attrs):
-  text = xjax.jit(fn).lower(*args).as_text()
+  text = xjax.jit(fn).lower(*args).compiler_ir()
   assert f'call_target_name = "{target}"' in text
   assert f"backend_config = {attrs}" in text
 

@@ -340,6 +340,14 @@ def parse_module(mlir_text: str):
       return ir.Module.parse(mlir_text)
 
 
+def module_asm(mlir_text: str) -> str:
+  """`mlir_text` as MLIR prints the parsed module: each op in its custom assembly form
+  (``stablehlo.add %a, %b : tensor<f32>``), as JAX's `Lowered.as_text` shows modules."""
+  module = parse_module(mlir_text)
+  with _mlir_lock:
+    return str(module)
+
+
 def compile_module(mlir_text: str, device, host_callbacks=(), compiler_options=(),
                    fun_name: str | None = None):
   """Compiles StableHLO module text for one device, or for several.

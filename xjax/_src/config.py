@@ -103,6 +103,9 @@ _FLAGS = [
     _Flag("jax_use_shardy_partitioner", True, "JAX_USE_SHARDY_PARTITIONER",
           help="Partition multi-device programs with Shardy (the only partitioner xjax "
           "lowers for: its sdy attributes carry the shardings)."),
+    _Flag("jax_ragged_dot_use_ragged_dot_instruction", True, None,
+          help="(TPU only, in JAX) Lower ragged_dot to chlo.ragged_dot; xjax lowers ragged_dot "
+          "densely on every platform, as JAX does off TPU, so the flag changes nothing."),
     _Flag("jax_default_device", None, None, kind=object,
           help="Device on which uncommitted values are placed."),
     _Flag("jax_default_matmul_precision", None, "JAX_DEFAULT_MATMUL_PRECISION", kind=str,
@@ -554,6 +557,7 @@ threefry_partitionable = State("jax_threefry_partitionable", True,
                                extra_description=" (transient)")
 default_device = State("jax_default_device")
 default_matmul_precision = State("jax_default_matmul_precision")
+jax_ragged_dot_use_ragged_dot_instruction = State("jax_ragged_dot_use_ragged_dot_instruction")
 numpy_dtype_promotion = State("jax_numpy_dtype_promotion")
 numpy_rank_promotion = State("jax_numpy_rank_promotion")
 check_static_indices = _bool_state("jax_check_static_indices")

@@ -90,7 +90,8 @@ class Lowered(stages.Stage):
     return self._traced.out_info
 
   def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
-    """The module as text: StableHLO (default, or dialect='stablehlo') or HLO (dialect='hlo').
+    """The module as text: StableHLO (default, or dialect='stablehlo') as MLIR prints it (the
+    ops' custom assembly forms, as in JAX), or HLO (dialect='hlo').
 
     Raises:
       ValueError: an unknown dialect.
@@ -101,7 +102,7 @@ class Lowered(stages.Stage):
                                 "yet: its modules carry no source locations.")
     if dialect == "hlo":
       return backend.hlo_text(self._text)
-    return self.compiler_ir(dialect)
+    return backend.module_asm(self.compiler_ir(dialect))
 
   def compiler_ir(self, dialect: str | None = None):
     """The module: its StableHLO text (default, or dialect='stablehlo'), or for

@@ -6,7 +6,7 @@ from xjax._src.lax.elementwise import (
     bitwise_not as bitwise_not, bitwise_or as bitwise_or, bitwise_xor as bitwise_xor, ceil as ceil,
     ceil_p as ceil_p, clamp as clamp, clamp_p as clamp_p, clz as clz, clz_p as clz_p,
     complex as complex, complex_p as complex_p, conj as conj, conj_p as conj_p,
-    convert_element_type as convert_element_type, convert_element_type_p as convert_element_type_p,
+    convert_element_type_p as convert_element_type_p,
     copy_p as copy_p, div as div, div_p as div_p, eq as eq, eq_p as eq_p, exp as exp,
     exp_p as exp_p, floor as floor, floor_p as floor_p, ge as ge, ge_p as ge_p, gt as gt,
     gt_p as gt_p, imag as imag, imag_p as imag_p, integer_pow as integer_pow,
@@ -179,6 +179,7 @@ from xjax._src.lax.stacking import (
 )
 from xjax._src.lax.misc_ops import (
     RandomAlgorithm as RandomAlgorithm, broadcast_like as broadcast_like,
+    convert_element_type as convert_element_type,
     dce_sink as dce_sink, dce_sink_p as dce_sink_p, empty as empty, eq_to_p as eq_to_p,
     le_to_p as le_to_p, lt_to_p as lt_to_p, mulhi as mulhi, mulhi_p as mulhi_p,
     optimization_barrier as optimization_barrier,

@@ -257,7 +257,7 @@ def test_an_ordinary_cond_prints_no_branches_platforms():
 
 
 def _lowered(f, *args):
-  return xjax.jit(f).lower(*args).as_text()
+  return xjax.jit(f).lower(*args).compiler_ir()
 
 
 def test_lowered_module_holds_only_the_cpu_branch():

@@ -35,6 +35,7 @@ from xjax._src.jaxtest.env import (  # noqa: F401
 from xjax._src.jaxtest.jaxprs import (  # noqa: F401
     JIT_IMPLEMENTATION, assert_dot_precision, assert_dot_preferred_element_type, fwd_bwd_jaxprs,
     iter_eqns)
+from xjax._src.jaxtest.mpmath_util import numpy_with_mpmath, vectorize_with_mpmath  # noqa: F401
 from xjax._src.jaxtest.params import (  # noqa: F401
     MAX_CASES_SAMPLING_RETRIES, NUM_GENERATED_CASES, SKIP_SLOW_TESTS, cases_from_gens,
     device_under_test, dtypes, named_cases_from_sampler, numpy_version, parameterized_filterable,

@@ -15,6 +15,7 @@ import numpy as np
 from xjax._src import core
 from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
+from xjax._src.errors import UnexpectedTracerError
 from xjax._src.api_util import flatten_fun_nokwargs
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
@@ -37,21 +38,59 @@ def composite(decomposition, name: str, version: int = 0):
   """
   @functools.wraps(decomposition)
   def wrapped(*args, **kwargs):
+    if any(isinstance(v, core.Tracer) for v in kwargs.values()):
+      raise UnexpectedTracerError(
+          f"Found a JAX Tracer as an attribute in the decomposition for the composite op "
+          f"'{name}'. {_CLOSURE_ADVICE}\n\nNote: If you are passing jax arrays as "
+          "attributes, use numpy arrays instead.")
     leaves, in_tree = tree_util.tree_flatten(args)
     avals = [abstractify(x) for x in leaves]
     fun = functools.partial(decomposition, **kwargs)
     flat_fun, out_tree = flatten_fun_nokwargs(fun, in_tree)
-    jaxpr = pe.trace_to_jaxpr(flat_fun, avals)
-    if any(isinstance(c, core.Tracer) for c in jaxpr.consts):
-      raise ValueError("composite decomposition closes over a traced value; pass it as an "
-                       "argument instead")
+    closed = pe.trace_to_jaxpr(flat_fun, avals)
+    if any(isinstance(c, core.Tracer) for c in closed.consts):
+      raise UnexpectedTracerError(
+          f"Found a JAX Tracer as a constant in the decomposition for the composite op "
+          f"'{name}'. {_CLOSURE_ADVICE}")
+    # As in JAX, the decomposition's constants become its leading operands.
+    jaxpr, consts = pe.convert_constvars_jaxpr(closed)
     out_tree = out_tree.val
     attributes = tuple((k, *tree_util.tree_flatten(v)) for k, v in kwargs.items())
-    attributes = tuple((k, tuple(ls), t) for k, ls, t in attributes)
-    outs = composite_p.bind(*leaves, name=name, attributes=attributes, version=version,
-                            jaxpr=jaxpr)
+    attributes = tuple((k, tuple(_HashableArray(x) if isinstance(x, np.ndarray) else x
+                                 for x in ls), t) for k, ls, t in attributes)
+    outs = composite_p.bind(*consts, *leaves, name=name, attributes=attributes,
+                            version=version, jaxpr=jaxpr)
     return tree_util.tree_unflatten(out_tree, outs)
   return wrapped
+
+
+class _HashableArray:
+  """A NumPy attribute value held in the primitive's (hashable) params, as JAX's
+  `HashableArray`: equal when the arrays are, hashed by shape, dtype and bytes."""
+  __slots__ = ("val",)
+
+  def __init__(self, val):
+    self.val = val
+
+  def __hash__(self):
+    return hash((self.val.shape, self.val.dtype, self.val.tobytes()))
+
+  def __eq__(self, other):
+    return (isinstance(other, _HashableArray) and self.val.shape == other.val.shape
+            and self.val.dtype == other.val.dtype and np.array_equal(self.val, other.val))
+
+  def __repr__(self):
+    return repr(self.val)
+
+
+def _unwrapped(leaves):
+  return [x.val if isinstance(x, _HashableArray) else x for x in leaves]
+
+
+_CLOSURE_ADVICE = (
+    "This means that the decomposition function closes over a value that is involved in a "
+    "JAX transformation. Any values that aren't explicitly known at compile time must be "
+    "explicitly passed as arguments to the composite.")
 
 
 composite_p = core.Primitive("composite", multiple_results=True)
@@ -77,6 +116,8 @@ def _composite_partial_eval(trace, args, unknowns, **params):
 
 def _attr_text(value) -> str:
   """One composite attribute in MLIR syntax, as JAX writes it."""
+  if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+    return hlo.element_type(np.dtype(value))
   if isinstance(value, str):
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
   if isinstance(value, (bool, np.bool_)):
@@ -92,15 +133,30 @@ def _attr_text(value) -> str:
   return f"{hlo.dense_elements(value)} : {ty}"
 
 
+def _function_name(module, name: str) -> str:
+  """A fresh symbol for the decomposition, spelled as the composite's name where MLIR allows
+  (dots included: ``@my.square``, as JAX names it)."""
+  base = "".join(c if c.isalnum() or c in "_." else "_" for c in name) or "composite"
+  if not (base[0].isalpha() or base[0] == "_"):
+    base = "_" + base
+  fname, i = base, 0
+  while fname in module.used_names:
+    i += 1
+    fname = f"{base}_{i}"
+  module.used_names.add(fname)
+  return fname
+
+
 @composite_p.def_lowering
 def _composite_lowering(ctx, *args, name, attributes, version, jaxpr):
-  fname = ctx.module.fresh_function_name(name)
+  fname = _function_name(ctx.module, name)
   ctx.module.functions.append(lowering._function_text(ctx.module, fname, jaxpr, public=False))
   ctx.module.function_names[("composite", fname)] = (fname, jaxpr)  # keep the jaxpr alive
   attrs = []
   for key, leaves, tree in sorted(attributes, key=lambda a: a[0]):
-    value = tree_util.tree_unflatten(tree, list(leaves))
-    attrs.append(f"{key} = {_attr_text(value)}")
+    value = tree_util.tree_unflatten(tree, _unwrapped(leaves))
+    if value is not None:  # as in JAX, None-valued attributes are left out
+      attrs.append(f"{key} = {_attr_text(value)}")
   text = f'name = "{name}", decomposition = @{fname}'
   if attrs:
     text = f"composite_attributes = {{{', '.join(attrs)}}}, " + text

@@ -370,28 +370,38 @@ def _dot_general_batch(axis_data, args, dims, *, dimension_numbers, precision,
 dot_general_p.def_batch(_dot_general_batch)
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
-  """Vector/matrix dot product: contracts lhs's last dimension with rhs's first.
+def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
+        out_sharding=None):
+  """A dot product: `dot_general` with `dimension_numbers`, which may be left out for the
+  plain vector/matrix products (lhs's last dimension contracted with rhs's first).
 
   Args:
-    lhs: an array of rank 1 or 2.
-    rhs: an array of rank 1 or 2, of lhs's dtype.
+    lhs, rhs: arrays.
+    dimension_numbers: ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``;
+      None for operands of rank 1 or 2 whose inner sizes match.
+    precision, preferred_element_type, out_sharding: as for `dot_general` (keyword-only).
 
   Returns:
-    The product: a scalar, vector or matrix.
+    The product: batch dimensions, then lhs's free dimensions, then rhs's.
 
   Raises:
-    TypeError: the ranks are not 1 or 2, or the sizes do not match.
+    ValueError: `dimension_numbers` is None and the operands are not vectors or matrices
+      with matching inner sizes.
+    TypeError: as `dot_general`.
 
   Mirrors `jax.lax.dot`.
   """
-  lhs_ndim = core.get_aval(lhs).ndim
-  rhs_ndim = core.get_aval(rhs).ndim
-  if lhs_ndim not in (1, 2) or rhs_ndim not in (1, 2):
-    raise TypeError(f"Incompatible shapes for dot: got {core.get_aval(lhs).shape} and "
-                    f"{core.get_aval(rhs).shape}.")
-  return dot_general(lhs, rhs, (((lhs_ndim - 1,), (0,)), ((), ())), precision=precision,
-                     preferred_element_type=preferred_element_type)
+  lhs_shape, rhs_shape = core.get_aval(lhs).shape, core.get_aval(rhs).shape
+  if dimension_numbers is None:
+    if not (1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2
+            and lhs_shape[-1] == rhs_shape[0]):
+      raise ValueError(
+          "jax.lax.dot: dimension_numbers must be specified when not performing simple "
+          "un-batched matrix-matrix, matrix-vector, or vector-vector products; got "
+          f"lhs_shape={lhs_shape} rhs_shape={rhs_shape}")
+    dimension_numbers = (((len(lhs_shape) - 1,), (0,)), ((), ()))
+  return dot_general(lhs, rhs, dimension_numbers, precision=precision,
+                     preferred_element_type=preferred_element_type, out_sharding=out_sharding)
 
 
 # The types JAX names for dot_general's arguments (for annotations).

@@ -225,7 +225,11 @@ ad.deflinear(imag_p, lambda ct, x: [complex(np.zeros((), _dtype(ct)), neg(ct))])
 
 @square_p.def_lowering
 def _square_lowering(ctx, x):
-  return ctx.op1("stablehlo.multiply", [x, x], x.type)
+  # CHLO's square of a complex a+bi is ((a-b)(a+b), 2ab): exact 0 real part when |a| == |b|,
+  # and no overflow of a*a - b*b where the difference is representable (JAX's lowering).
+  if ctx.avals_in[0].dtype.kind in "iu":
+    return ctx.op1("stablehlo.multiply", [x, x], x.type)
+  return ctx.op1("chlo.square", [x], x.type)
 
 
 def _abs_lowering(ctx, x):
@@ -447,7 +451,28 @@ _binary_prims = {row[0]: _make_binary(*row) for row in _BINARY}
 
 add_p, add = _binary_prims["add"]
 sub_p, sub = _binary_prims["sub"]
-mul_p, mul = _binary_prims["mul"]
+mul_p, _ = _binary_prims["mul"]
+
+
+def mul(x, y, *, out_dtype=None):
+  """Elementwise product x * y (AND for booleans).
+
+  Args:
+    x, y: arrays of one numeric dtype and equal shapes (a rank-0 operand or Python scalar
+      broadcasts); with `out_dtype`, of any numeric dtypes.
+    out_dtype: None, or the result dtype: both operands are converted to it before they
+      are multiplied.
+
+  Returns:
+    An array of the common shape, of x's dtype or `out_dtype`.
+
+  Raises:
+    TypeError: the dtypes differ (without `out_dtype`) or are not accepted, or the shapes
+      differ.
+
+  Mirrors `jax.lax.mul`.
+  """
+  return mul_p.bind(*_coerce_scalars(x, y), out_dtype=out_dtype)
 div_p, div = _binary_prims["div"]
 rem_p, rem = _binary_prims["rem"]
 max_p, max = _binary_prims["max"]  # noqa: A001 - JAX's name
@@ -517,9 +542,14 @@ def _sub_transpose(ct, x, y):
 sub_p.def_jvp(_sub_jvp)
 sub_p.def_transpose(_sub_transpose)
 
-# mul is linear in each operand: ct_x = sum(ct * y), ct_y = sum(x * ct).
-ad.defbilinear(mul_p, lambda ct, x, y: _unbroadcast(x.aval, mul(ct, y)),
-               lambda ct, x, y: _unbroadcast(y.aval, mul(x, ct)))
+# mul is linear in each operand: ct_x = sum(ct * y), ct_y = sum(x * ct); with an
+# out_dtype, each cotangent is computed in its operand's dtype (as JAX does).
+ad.defbilinear(
+    mul_p,
+    lambda ct, x, y, out_dtype=None: _unbroadcast(
+        x.aval, mul(ct, y, out_dtype=None if out_dtype is None else x.aval.dtype)),
+    lambda ct, x, y, out_dtype=None: _unbroadcast(
+        y.aval, mul(x, ct, out_dtype=None if out_dtype is None else y.aval.dtype)))
 
 
 def _div_transpose(ct, x, y):
@@ -600,8 +630,34 @@ min_p.def_lowering(_minmax_lowering("stablehlo.minimum", "LT"))
 
 add_p.def_abstract_eval(naryop_abstract_eval("add", ("any", "any")))
 add_p.def_lowering(_bool_arith_lowering("stablehlo.or", "stablehlo.add"))
-mul_p.def_abstract_eval(naryop_abstract_eval("mul", ("any", "any")))
-mul_p.def_lowering(_bool_arith_lowering("stablehlo.and", "stablehlo.multiply"))
+_mul_same_dtype_eval = naryop_abstract_eval("mul", ("any", "any"))
+_mul_same_dtype_lowering = _bool_arith_lowering("stablehlo.and", "stablehlo.multiply")
+
+
+@mul_p.def_abstract_eval
+def _mul_abstract_eval(x, y, *, out_dtype=None):
+  if out_dtype is None:
+    return _mul_same_dtype_eval(x, y)
+  check_dtype_kind("mul", (x, y), ("any", "any"))
+  return core.ShapedArray(broadcasting_shape("mul", x, y), dtypes.canonicalize_dtype(out_dtype),
+                          x.weak_type and y.weak_type)
+
+
+@mul_p.def_lowering
+def _mul_lowering(ctx, x, y, *, out_dtype=None):
+  if out_dtype is not None:  # the operands are converted to the result's dtype first
+    out = ctx.avals_out[0]
+    x, y = (ctx.op1("stablehlo.convert", [v], hlo.tensor_type(a.shape, out.dtype))
+            for v, a in zip((x, y), ctx.avals_in))
+    avals_in, ctx.avals_in = ctx.avals_in, [a.update(dtype=out.dtype) for a in ctx.avals_in]
+    try:
+      return _mul_same_dtype_lowering(ctx, x, y)
+    finally:
+      ctx.avals_in = avals_in
+  return _mul_same_dtype_lowering(ctx, x, y)
+
+
+mul_p.def_pp_params(drop_none_params("out_dtype"))
 
 
 # ----------------------------------------------------------------------------

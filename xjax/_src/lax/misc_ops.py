@@ -162,6 +162,35 @@ optimization_barrier_p.def_transpose(_optimization_barrier_transpose)
 optimization_barrier_p.def_batch(_optimization_barrier_batch)
 
 # ----------------------------------------------------------------------------
+# convert_element_type (public)
+
+
+def convert_element_type(operand, new_dtype, *, weak_type: bool = False):
+  """Elementwise conversion of `operand` to `new_dtype`, as an array of the current trace.
+
+  Float to integer conversion truncates toward zero and saturates at the integer type's
+  bounds (NaN becomes 0), as XLA defines it. A Python scalar or NumPy operand is converted
+  on the host and returned as an Array (or, while tracing, a constant of the jaxpr), as in
+  JAX.
+
+  Args:
+    operand: an array or scalar.
+    new_dtype: the target dtype (canonicalized for the x64 mode).
+    weak_type: whether the result is weakly typed.
+
+  Returns:
+    An array of operand's shape and dtype `new_dtype`.
+
+  Raises:
+    ValueError: a conversion to or from a PRNG key dtype.
+
+  Mirrors `jax.lax.convert_element_type`.
+  """
+  out = ew.convert_element_type(operand, new_dtype, weak_type=weak_type)
+  return stage(out) if isinstance(out, np.ndarray) else out
+
+
+# ----------------------------------------------------------------------------
 # stage
 
 

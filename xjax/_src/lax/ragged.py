@@ -31,6 +31,7 @@ from xjax._src.lax.dot import (_dot_general_abstract_eval, _dot_general_dtype,
 from xjax._src.lax.reductions import cumsum
 from xjax._src.lax.structural import broadcast_in_dim, broadcasted_iota, full_like, transpose
 from xjax._src.lax.utils import standard_primitive
+from xjax._src.sharding import rules
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +80,7 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
       rows of lhs. Rows past the sum of the sizes give zeros.
     precision, preferred_element_type: as for `dot_general`.
     group_offset: must be None (JAX has no support for it either).
+    out_sharding: None, or the result's sharding (as for `dot_general`).
 
   Returns:
     An (m, n) array.
@@ -116,6 +118,7 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
     ragged_dot_dimension_numbers: a `RaggedDotDimensionNumbers`.
     precision, preferred_element_type: as for `dot_general`.
     group_offset: must be None.
+    out_sharding: None, or the result's sharding (as for `dot_general`).
 
   Returns:
     The dot_general-shaped result, with a leading g dimension in mode 2.
@@ -130,11 +133,13 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
   """
   if group_offset is not None:
     hash(group_offset)  # JAX's TypeError for an array: params must be hashable
-  return ragged_dot_general_p.bind(
-      lhs, rhs, group_sizes, ragged_dot_dimension_numbers=ragged_dot_dimension_numbers,
-      precision=canonicalize_precision(precision),
-      preferred_element_type=preferred_element_type, group_offset=group_offset,
-      out_sharding=out_sharding)
+  out_sharding = rules.canonicalize_out_sharding(out_sharding, "ragged_dot_general")
+  return rules.bind_with_out_sharding(
+      ragged_dot_general_p, (lhs, rhs, group_sizes),
+      dict(ragged_dot_dimension_numbers=ragged_dot_dimension_numbers,
+           precision=canonicalize_precision(precision),
+           preferred_element_type=preferred_element_type, group_offset=group_offset,
+           out_sharding=out_sharding))
 
 
 def _remaining(original, *removed):
@@ -230,7 +235,7 @@ def _ragged_dot_general_abstract_eval(lhs, rhs, group_sizes, *, ragged_dot_dimen
         f"{preferred_element_type} ")
     raise TypeError(message) from None
   weak = lhs.weak_type and rhs.weak_type and group_sizes.weak_type
-  return core.ShapedArray(shape, dtype, weak)
+  return rules.typed(core.ShapedArray(shape, dtype, weak), out_sharding)
 
 
 def _ragged_to_dense(x, group_sizes, dim, prefix):

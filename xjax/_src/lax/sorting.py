@@ -235,6 +235,11 @@ def _top_k_abstract_eval(operand, *, k, axis):
   if not 0 <= axis < operand.ndim:
     raise ValueError(f"axis argument out of range: axis={axis} for operand.shape={operand.shape}")
   shape = list(operand.shape)
+  int32_max = int(np.iinfo(np.int32).max)
+  if shape[axis] > int32_max + 1:
+    raise ValueError("top_k returns int32 indices, which will overflow for array dimensions "
+                     f"larger than the maximum int32 ({int32_max}). Got "
+                     f"operand.shape={operand.shape}")
   if shape[axis] < k:
     raise ValueError("k argument to top_k must be no larger than size along axis; "
                      f"got k={k} with shape={shape} and axis={axis}")

@@ -78,16 +78,21 @@ def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions, sha
     raise TypeError(f"broadcast_in_dim target broadcast shape must have equal or higher "
                     f"rank to the operand shape; got operand ndim {operand.ndim} and target "
                     f"broadcast ndim {len(shape)}.")
+  if not all(0 <= d < len(shape) for d in broadcast_dimensions):
+    raise TypeError("broadcast_in_dim broadcast_dimensions must be a subset of output "
+                    f"dimensions, got {broadcast_dimensions} for operand ndim {operand.ndim} "
+                    f"and shape {shape}.")
   for i, d in enumerate(broadcast_dimensions):
-    if not 0 <= d < len(shape):
-      raise TypeError(f"broadcast_in_dim broadcast_dimensions must be in range [0, "
-                      f"{len(shape)}), got {broadcast_dimensions}.")
     if operand.shape[i] not in (1, shape[d]):
       raise TypeError(
           "broadcast_in_dim operand dimension sizes must either be 1, or be equal to their "
           "corresponding dimensions in the target broadcast shape; got operand of shape "
           f"{operand.shape}, target broadcast shape {shape}, broadcast_dimensions "
           f"{broadcast_dimensions} ")
+  if len(set(broadcast_dimensions)) != len(broadcast_dimensions):
+    raise TypeError("broadcast_in_dim broadcast_dimensions must not contain duplicates, "
+                    f"got broadcast_dimensions {broadcast_dimensions}")
+  # Stricter than JAX, whose transpose rule also assumes the order: ascending dimensions.
   if any(a >= b for a, b in zip(broadcast_dimensions, broadcast_dimensions[1:])):
     raise TypeError("broadcast_in_dim broadcast_dimensions must be strictly increasing; "
                     f"got broadcast_dimensions {broadcast_dimensions}")

@@ -22,8 +22,9 @@ from xjax._src.interpreters import batching
 from xjax._src.lax.elementwise import (_coerce_scalars, _const, _dtype, _full_like,
                                        _is_array_like, _make_binary, _make_unary,
                                        _maybe_broadcast, _one, _out_shape, _replace_zero, add,
-                                       convert_element_type, div, eq, exp, integer_pow, mul,
-                                       neg, select_n, square, sub)
+                                       complex, convert_element_type, div, eq, exp, imag,
+                                       integer_pow, mul, neg, real, select_n, square, sub)
+from xjax._src.interpreters.lowering import lower_fun
 from xjax._src.lax.utils import naryop_abstract_eval, standard_primitive
 
 # ----------------------------------------------------------------------------
@@ -136,6 +137,47 @@ ad.defjvp2(erf_inv_p, lambda t, ans, x: mul(_const(x, np.sqrt(np.pi) / 2), mul(t
 # d lgamma = digamma; d digamma = polygamma(1, x)
 ad.defjvp(lgamma_p, lambda t, x: mul(t, digamma(x)))
 ad.defjvp(digamma_p, lambda t, x: mul(t, polygamma(_const(x, 1), x)))
+
+
+def _sinh_cosh_of(b):
+  # sinh and cosh through expm1, without cancellation for small |b|:
+  # 2 sinh b = expm1(b) - expm1(-b), 2 cosh b = expm1(b) + expm1(-b) + 2.
+  up, down = expm1(b), expm1(neg(b))
+  two = _const(b, 2)
+  return div(sub(up, down), two), div(add(add(up, down), two), two)
+
+
+def _sin_complex(x):
+  # sin(a + bi) = sin a cosh b + i cos a sinh b; the real part is 0 when a is 0, even where
+  # cosh b overflows (0 * inf would be nan).
+  a, b = real(x), imag(x)
+  sinh_b, cosh_b = _sinh_cosh_of(b)
+  re = select_n(eq(a, _const(a, 0)), mul(sin(a), cosh_b), _full_like(a, 0))
+  return complex(re, mul(cos(a), sinh_b))
+
+
+def _cos_complex(x):
+  # cos(a + bi) = cos a cosh b - i sin a sinh b; the imaginary part is 0 when a is 0.
+  a, b = real(x), imag(x)
+  sinh_b, cosh_b = _sinh_cosh_of(b)
+  im = select_n(eq(a, _const(a, 0)), mul(neg(sin(a)), sinh_b), _full_like(a, 0))
+  return complex(mul(cos(a), cosh_b), im)
+
+
+def _with_complex_formula(prim, formula):
+  """`prim`'s lowering, with complex operands lowered as `formula` (JAX's complex sin and
+  cos: XLA's complex sine and cosine lose the parts that should be 0 at large |imag|)."""
+  real_lowering = prim.lowering
+
+  def lowering(ctx, x, **params):
+    if ctx.avals_in[0].dtype.kind == "c":
+      return lower_fun(formula, multiple_results=False)(ctx, x)
+    return real_lowering(ctx, x, **params)
+  prim.def_lowering(lowering)
+
+
+_with_complex_formula(sin_p, _sin_complex)
+_with_complex_formula(cos_p, _cos_complex)
 
 
 @exp2_p.def_lowering

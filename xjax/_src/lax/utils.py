@@ -189,3 +189,23 @@ def dtype(x):
     return dtypes.dtype(x, canonicalize=True)
   except (TypeError, ValueError) as e:
     raise TypeError(f"Cannot determine dtype of {x}") from e
+
+
+def int_dtype_for_dim(d: int, *, signed: bool) -> np.dtype:
+  """The narrowest of int32/int64 (`signed`) or uint32/uint64 that holds the indices of a
+  dimension of size `d` (xjax's sizes are all constants).
+
+  Mirrors JAX's `jax._src.lax.utils.int_dtype_for_dim`."""
+  return _index_dtype(int(d), signed)
+
+
+def int_dtype_for_shape(shape, *, signed: bool) -> np.dtype:
+  """`int_dtype_for_dim` of the largest dimension of `shape` (int32 or uint32 for a scalar).
+
+  Mirrors JAX's `jax._src.lax.utils.int_dtype_for_shape`."""
+  return _index_dtype(max((int(d) for d in shape), default=0), signed)
+
+
+def _index_dtype(size: int, signed: bool) -> np.dtype:
+  narrow, wide = (np.int32, np.int64) if signed else (np.uint32, np.uint64)
+  return np.dtype(wide if size > np.iinfo(narrow).max else narrow)

@@ -17,3 +17,11 @@ from xjax._src.core import canonicalize_value as canonicalize_value  # noqa: E40
 from xjax._src.dtypes import (  # noqa: E402
     python_scalar_dtypes as python_scalar_types_to_dtypes,
 )
+from xjax._src import dtypes as _dtypes  # noqa: E402
+
+
+def dtype(x):
+  """JAX 0.10.2's private `dtypes.dtype`: the dtype of a value or dtype-like, canonicalized
+  for the x64 mode (``dtype(1)`` is int32 with x64 off); arrays keep their own dtype, which
+  in xjax is always canonical."""
+  return _dtypes.dtype(x, canonicalize=True)
