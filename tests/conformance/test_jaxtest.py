@@ -161,6 +161,7 @@ def test_skips_and_meshes():
   assert traces() == 1
 
 
+@pytest.mark.slow
 def test_jax_src_test_util_is_the_stand_in():
   code = ("import xjax; xjax._src.jax_compat.install_as_jax(); "
           "from jax._src import test_util as jtu, config; import xjax._src.jaxtest as own; "
