@@ -27,9 +27,6 @@ KNOWN_MISSING = {
     no_execution no_tracing remove_size_one_mesh_axis_from_type smap
     thread_guard
     """.split()),
-    "jax.custom_derivatives": set("""
-    remat_opt_p
-    """.split()),
     "jax.extend": set("""
     lowering pallas sharding xla
     """.split()),

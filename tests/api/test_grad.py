@@ -500,3 +500,29 @@ def test_custom_call_binds_defaults_and_reports_missing_arguments():
     f()
   with xjax.ensure_compile_time_eval():  # concrete under jit: runs eagerly
     assert xjax.jit(lambda: f(1.0) + (1.0 if f(1.0) > 0 else 0.0))() == 3.0
+
+
+def test_optimize_remat_fwd_becomes_the_primal_where_residuals_go_unused():
+  from xjax._src.custom_remat_opt import optimize_remat_of_custom_vjp_fwd
+  fun = lambda x: np.ones(np.shape(x), np.float32) * x  # a constant in its jaxpr
+  fwd = optimize_remat_of_custom_vjp_fwd(
+      fun, None, lambda x: (2.0 * x * x, (2.0 * x,)), None)
+  x = jnp.linspace(0.0, 5.0, 4)
+  # The functions differ on purpose, to tell which one ran.
+  _close(xjax.jit(fwd)(x)[0], 2 * x * x)  # residuals returned: fwd runs
+  _close(xjax.jit(lambda x: fwd(x)[0])(x), x)  # residuals unused: the primal function
+  _close(xjax.jit(lambda x: xjax.vmap(fwd)(x)[0])(x), x)
+  _close(xjax.jit(lambda x: xjax.jvp(fwd, (x,), (jnp.ones(4),))[1][0])(x), np.ones(4))
+
+  @xjax.custom_vjp
+  def f(x):
+    return jnp.tan(x)
+
+  def f_fwd(x):
+    return jnp.sin(x), (x,)  # its residual is its input: no output of the equation
+
+  f.defvjp(f_fwd, lambda res, g: (jnp.cos(res[0]) * g,), optimize_remat=True)
+  value, grad = xjax.value_and_grad(lambda x: xjax.checkpoint(f)(x) ** 2)(3.2)
+  # Under checkpoint the forward pass keeps no residual: the primal function gives the value.
+  _close(value, np.tan(3.2) ** 2)
+  _close(grad, 2 * np.tan(3.2) * np.cos(3.2))  # out ** 2 pulled back through bwd

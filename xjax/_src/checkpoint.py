@@ -437,7 +437,10 @@ def policy_partial_eval(jaxpr: core.ClosedJaxpr, unknowns, policy):
             *(staged.consts[i] for _, i in res)]
 
   known = pe.trace_to_jaxpr(known_fun, known_avals)
-  known = core.ClosedJaxpr(_dce(known.jaxpr)[0], known.consts)
+  # Pruned with the equations' own rules (JAX's dce_jaxpr): a custom_vjp fwd with
+  # optimize_remat whose residuals only the staged part reads becomes the primal function.
+  known = core.ClosedJaxpr(pe.dce_jaxpr(known.jaxpr, [True] * len(known.jaxpr.outvars),
+                                        instantiate=True)[0], known.consts)
   staged = store["staged"]
   return known, staged, store["out_unknowns"], store["res_pos"], store["used_ins"]
 

@@ -927,8 +927,9 @@ class custom_vjp:
     With `symbolic_zeros`, fwd receives each primal leaf as a `CustomVJPPrimal`
     (value, perturbed), and bwd receives a `SymbolicZero` for each output
     cotangent known to be zero; bwd may return None or a `SymbolicZero` for a
-    zero input cotangent. `optimize_remat` is accepted (it changes only how
-    JAX stages the call under remat; values and gradients are the same).
+    zero input cotangent. With `optimize_remat`, fwd runs as one equation that
+    dead-code elimination turns into the primal function where none of its
+    residuals is used (`custom_remat_opt.optimize_remat_of_custom_vjp_fwd`).
 
     Raises:
       NotImplementedError: both `symbolic_zeros` and `optimize_remat`, as in JAX.
@@ -983,6 +984,10 @@ def _vjp_rules_flat(custom, nondiff, diff, leaves, in_tree, out_type):
   symbolic_zeros = custom.symbolic_zeros
   primal_avals = [core.get_aval(x) for x in leaves]
   rule = f"Custom VJP fwd rule {fun_name(user_fwd)} for function {name}"
+  if custom.optimize_remat:
+    from xjax._src import custom_remat_opt  # it builds on this module's helpers
+    user_fwd = custom_remat_opt.optimize_remat_of_custom_vjp_fwd(custom.fun, None, user_fwd,
+                                                                 None, nums)
   head = (f"{rule} must produce a pair (list or tuple of length two) where the first element "
           "represents the primal output (equal to the output of the custom_vjp-decorated "
           f"function {name}) and the second element represents residuals (i.e. values stored "

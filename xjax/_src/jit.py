@@ -557,7 +557,12 @@ class PjitFunction:
     return _CacheEntry(dispatch.compile_with_refs(closed, compile_fn), out_tree, None, closed)
 
   def _lower(self, closed, donate_mask, spmd_module=None) -> tuple[str, list]:
-    """The module text and its host callbacks."""
+    """The module text and its host callbacks. The jaxpr is pruned first, as JAX's lowering
+    prunes it (every input kept): an equation's dead-code-elimination rule may rewrite it
+    (custom_vjp's ``optimize_remat`` fwd becomes the primal function where its residuals go
+    unused)."""
+    closed = pe.dce_closed_jaxpr(closed, [True] * len(closed.jaxpr.outvars),
+                                 instantiate=True)[0]
     if spmd_module is not None:
       return lowering.lower_jaxpr_to_module(closed, f"jit_{self._name}", spmd=spmd_module)
     aliases = None
