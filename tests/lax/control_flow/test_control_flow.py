@@ -199,10 +199,16 @@ def test_scan_errors():
     lax.scan(lambda c, x: (c, x), 0.0, None)
 
 
-@pytest.mark.parametrize("batch_size", [None, 1, 2, 3, 5])
+@pytest.mark.parametrize("batch_size", [None, 0, 1, 2, 3, 5, 8])
 def test_map_matches_numpy(batch_size):
+  # 0, or more than the axis, maps all slices in one vmapped call, as in JAX.
   xs = np.arange(5., dtype=np.float32)
   _close(lax.map(lambda x: jnp.sin(x) * 2, xs, batch_size=batch_size), np.sin(xs) * 2)
+
+
+def test_map_rejects_a_negative_batch_size():
+  with pytest.raises(ValueError, match="non-negative"):
+    lax.map(jnp.sin, np.arange(3.0), batch_size=-1)
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 8])

@@ -184,15 +184,21 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - JAX's name
     f: a function of one slice of `xs` (a pytree).
     xs: a pytree of arrays with a common leading axis.
     batch_size: if given, `f` is vmapped over chunks of this many slices
-      (the remainder runs as one more vmapped call).
+      (the remainder runs as one more vmapped call); 0, or a size over the
+      axis, vmaps `f` over all of it at once, as in JAX.
 
   Returns:
     The stacked outputs of `f`.
+
+  Raises:
+    ValueError: a negative `batch_size`.
 
   Mirrors `jax.lax.map`.
   """
   if batch_size is not None:
     scan_xs, remainder_xs = _batch_and_remainder(xs, batch_size)
+    if scan_xs is None:
+      return vmap(f)(remainder_xs)
     g = lambda _, x: ((), vmap(f)(x))
     _, scan_ys = scan(g, (), scan_xs)
     flatten = lambda x: reshape(x, (x.shape[0] * x.shape[1], *x.shape[2:]))
@@ -207,11 +213,14 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - JAX's name
 
 
 def _batch_and_remainder(xs, batch_size: int):
-  if batch_size <= 0:
-    raise ValueError(f"batch_size must be a positive integer, got {batch_size}.")
+  """(the batches to scan over, stacked, or None; the remainder, or None)."""
+  if batch_size < 0:
+    raise ValueError(f"batch_size must be a non-negative integer, got {batch_size}.")
   leaves, tree = tree_util.tree_flatten(xs)
   n = leaves[0].shape[0]
-  num_batches, rem = divmod(n, batch_size)
+  num_batches, rem = divmod(n, batch_size) if batch_size else (0, n)
+  if num_batches == 0:
+    return None, xs
   scan_leaves = [reshape(slice_in_dim(x, 0, num_batches * batch_size) if rem else x,
                          (num_batches, batch_size, *x.shape[1:])) for x in leaves]
   rem_leaves = [slice_in_dim(x, num_batches * batch_size, n) for x in leaves] if rem else None
