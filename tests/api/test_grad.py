@@ -526,3 +526,17 @@ def test_optimize_remat_fwd_becomes_the_primal_where_residuals_go_unused():
   # Under checkpoint the forward pass keeps no residual: the primal function gives the value.
   _close(value, np.tan(3.2) ** 2)
   _close(grad, 2 * np.tan(3.2) * np.cos(3.2))  # out ** 2 pulled back through bwd
+
+
+def test_disable_bwd_checks_lets_a_mistyped_cotangent_through():
+  @xjax.custom_vjp
+  def foo(x, y):
+    return x
+
+  foo.defvjp(lambda x, y: (x, None), lambda _, g: (jnp.zeros(3), jnp.zeros(3)))
+  loss = lambda x, y: foo(x, y).sum()
+  with pytest.raises(ValueError, match="must produce an output with the same type"):
+    xjax.grad(loss, 1)(jnp.ones(3), jnp.ones(4))
+  from xjax._src import config as config_lib
+  with config_lib.disable_bwd_checks(True):
+    xjax.grad(loss, 1)(jnp.ones(3), jnp.ones(4))  # unchecked, as JAX with the flag

@@ -156,6 +156,9 @@ _FLAGS = [
           help="Accepted for JAX compatibility; xjax has one custom_vjp implementation."),
     _Flag("jax_remat3", False, "JAX_REMAT3",
           help="Accepted for JAX compatibility; xjax has one remat implementation."),
+    _Flag("jax_disable_bwd_checks", False, "JAX_DISABLE_BWD_CHECKS",
+          help="Disables all bwd pass checks (a custom_vjp bwd rule's cotangent types are "
+          "not checked against the primal inputs)."),
     _Flag("jax_softmax_custom_jvp", False, "JAX_SOFTMAX_CUSTOM_JVP",
           help="Use a new custom_jvp rule for jax.nn.softmax. The new rule should improve "
           "memory usage and stability. Set True to use new behavior. See "
@@ -553,6 +556,7 @@ allow_f16_reductions = _bool_state("jax_allow_f16_reductions")
 softmax_custom_jvp = _bool_state("jax_softmax_custom_jvp")
 custom_vjp3 = _bool_state("jax_custom_vjp3")
 remat3 = _bool_state("jax_remat3")
+disable_bwd_checks = _bool_state("jax_disable_bwd_checks")
 threefry_partitionable = State("jax_threefry_partitionable", True,
                                extra_description=" (transient)")
 default_device = State("jax_default_device")

@@ -880,9 +880,11 @@ def _bwd_output_leaves(cts_in, diff, in_tree, primal_avals):
       results.append(ad.Zero(ct.aval))
     else:
       got = core.get_aval(ct)
-      # As JAX: a dtype other than the input's is let through for inexact inputs.
-      if got.shape != t_aval.shape or (got.dtype != t_aval.dtype
-                                       and not dtypes.issubdtype(a.dtype, np.inexact)):
+      # As JAX: a dtype other than the input's is let through for inexact inputs, and
+      # nothing is checked under jax_disable_bwd_checks.
+      if not config.jax_disable_bwd_checks and (
+          got.shape != t_aval.shape or (got.dtype != t_aval.dtype
+                                        and not dtypes.issubdtype(a.dtype, np.inexact))):
         raise ValueError(
             "Custom VJP bwd rule must produce an output with the same type as the args "
             f"tuple of the primal function, but at output{path} the bwd rule produced an "

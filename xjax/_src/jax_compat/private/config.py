@@ -53,7 +53,6 @@ remove_size_one_mesh_axis_from_type = FixedState("jax_remove_size_one_mesh_axis_
                                                  False)
 use_direct_linearize = FixedState("jax_use_direct_linearize", True)
 disable_vmap_shmap_error = FixedState("jax_disable_vmap_shmap_error", False)
-disable_bwd_checks = FixedState("jax_disable_bwd_checks", False)
 embedded_constants_max_bytes = FixedState("jax_embedded_constants_max_bytes", 32)
 
 
