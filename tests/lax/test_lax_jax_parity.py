@@ -179,3 +179,11 @@ def test_as_text_prints_custom_assembly_and_compiler_ir_keeps_the_module_text():
   lowered = xjax.jit(lambda x: x + 1).lower(np.float32(1))
   assert "stablehlo.add %arg0, %cst : tensor<f32>" in lowered.as_text()
   assert '"stablehlo.add"' in lowered.compiler_ir()
+
+
+def test_broadcast_shapes_refuses_negative_sizes():
+  with pytest.raises(TypeError, match="Only non-negative indices are allowed"):
+    lax.broadcast_shapes((-1,))
+  with pytest.raises(TypeError, match="Shapes must be 1D sequences"):
+    lax.broadcast_shapes("hello")
+  assert lax.broadcast_shapes((2, 3), (3,)) == (2, 3)

@@ -161,8 +161,9 @@ def print_environment_info(return_string: bool = False) -> str | None:
 def _abstractify(x):
   if isinstance(x, (Array, core.Tracer, ShapeDtypeStruct)) or type(x) in core.pytype_aval_mappings:
     return core.get_aval(x)
-  if hasattr(x, "shape") and hasattr(x, "dtype"):
-    return core.ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
+  if hasattr(x, "shape") and hasattr(x, "dtype"):  # duck-typed: its shape and dtype
+    return core.ShapedArray(core.canonicalize_shape(x.shape),
+                            dtypes.canonicalize_dtype(x.dtype, allow_extended_dtype=True))
   return core.get_aval(x)
 
 

@@ -45,11 +45,25 @@ class ExtendedDType:
   An array of an extended dtype and shape S is stored (on the device, in
   StableHLO) as an array of ``physical_element_dtype`` and shape
   ``(*S, *physical_element_shape)``: a ``key<fry>[3]`` is a ``u32[3,2]``.
+  A subclass gives both, or (as JAX's extended dtypes do) rules with
+  ``physical_element_aval(dtype)``, the ShapedArray of one element's data.
   """
   type: type = extended
   _rules: Any = None
-  physical_element_shape: tuple = ()
-  physical_element_dtype: np.dtype = np.dtype(np.uint8)
+
+  def _element_aval(self):
+    rule = getattr(self._rules, "physical_element_aval", None)
+    return None if rule is None else rule(self)
+
+  @property
+  def physical_element_shape(self) -> tuple:
+    aval = self._element_aval()
+    return () if aval is None else tuple(aval.shape)
+
+  @property
+  def physical_element_dtype(self) -> np.dtype:
+    aval = self._element_aval()
+    return np.dtype(np.uint8) if aval is None else np.dtype(aval.dtype)
 
 
 bool_ = np.bool_

@@ -303,11 +303,12 @@ def empty(shape, dtype, *, out_sharding=None):
 
 def _empty_abstract_eval(*, shape, dtype, out_sharding):
   shape = core.canonicalize_shape((shape,) if np.ndim(shape) == 0 else shape)
-  return core.ShapedArray(shape, dtypes.canonicalize_dtype(dtype))
+  return core.ShapedArray(shape, dtypes.canonicalize_dtype(dtype, allow_extended_dtype=True))
 
 
 def _empty_lowering(ctx, *, shape, dtype, out_sharding):
-  out = ctx.avals_out[0]
+  # An extended dtype (PRNG keys, ...) is zeros of its physical data.
+  out = core.physical_aval(ctx.avals_out[0])
   zero = ctx.constant(np.zeros((), out.dtype))
   return ctx.broadcast_to(zero, core.ShapedArray((), out.dtype), out)
 

@@ -934,10 +934,15 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
 
   Raises:
     ValueError: the shapes do not broadcast ("Incompatible shapes for broadcasting").
+    TypeError: a shape is not a sequence of integers, or has a negative size.
 
   Mirrors `jax.lax.broadcast_shapes`.
   """
-  shapes = [tuple(core.canonicalize_shape(s)) for s in shapes]
+  given, shapes = shapes, [tuple(core.canonicalize_shape(s)) for s in shapes]
+  for shape, checked in zip(given, shapes):
+    if any(d < 0 for d in checked):
+      raise TypeError("Only non-negative indices are allowed when broadcasting static "
+                      f"shapes, but got shape {shape!r}.")
   if not shapes:
     return ()
   ndim = max(len(s) for s in shapes)

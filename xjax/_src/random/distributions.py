@@ -201,23 +201,65 @@ cauchy.__doc__ = "Standard Cauchy samples (mirrors `jax.random.cauchy`)."
 
 
 def gumbel(key, shape=(), dtype=None, mode=None):
-  """Standard Gumbel samples; ``mode='high'`` uses two uniforms for more dynamic range.
+  """Standard Gumbel samples.
 
-  Mirrors `jax.random.gumbel` (the ``'highest'`` mode is not built).
+  ``mode='high'`` uses two uniforms for more dynamic range; ``mode='highest'`` (float32)
+  draws 64 random bits per sample and converts them exactly, taking log1p on the lower half
+  of the unit interval: the largest logits reach about 44 instead of 16 (``'low'``).
+
+  Raises:
+    ValueError: an unknown mode, or a dtype that is not floating.
+
+  Mirrors `jax.random.gumbel`.
   """
   key, _ = check_prng_key("gumbel", key)
   dtype = _float_dtype("gumbel", dtype)
   mode = "low" if mode is None else mode
   if mode not in ("highest", "high", "low"):
     raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
-  if mode == "highest" and dtype == np.float32:
-    raise NotImplementedError("gumbel mode='highest' is not built in xjax")
   return _gumbel(key, core.canonicalize_shape(shape), dtype, mode)
+
+
+def _safe_int_to_float(bits, dtype):
+  """uint32 words ``bits = [hi, lo, ...]`` read as a 64-bit binary fraction, converted to the
+  float32 in (0, 1) that truncates it (the leading one and the next 23 bits).
+
+  Raises:
+    RuntimeError: not uint32 bits to float32.
+
+  Mirrors JAX's private `jax._src.random.core._safe_int_to_float`.
+  """
+  if bits.dtype != np.uint32 or dtype != np.float32:
+    raise RuntimeError("_safe_int_to_float only works for u32 -> f32")
+  info = dtypes.finfo(dtype)
+  u32 = lambda v: np.array(v, np.uint32)
+  hi, lo = bits[0], bits[1]
+  hi_zeros, lo_zeros = lax.clz(hi), lax.clz(lo)
+  hi_empty = hi_zeros == 32
+  # The 32 bits that start at the leading one (shifts of 32 give 0).
+  top = lax.bitwise_or(lax.shift_left(hi, hi_zeros),
+                       jnp.where(hi_empty, lax.shift_left(lo, lo_zeros),
+                                 lax.shift_right_logical(lo, u32(32) - hi_zeros)))
+  fraction = lax.bitwise_and(lax.shift_right_logical(top, u32(32 - info.nmant - 1)),
+                             u32((1 << info.nmant) - 1))
+  leading_zeros = jnp.where(hi_empty, u32(32) + lo_zeros, hi_zeros)
+  exponent = lax.shift_left(u32(-info.minexp) - leading_zeros, u32(info.nmant))
+  exponent = lax.bitwise_and(exponent, u32((1 << 30) - (1 << (info.nmant - 1))))
+  return lax.bitcast_convert_type(lax.bitwise_or(exponent, fraction), np.float32)
 
 
 @functools.partial(jit, static_argnums=(1, 2, 3))
 def _gumbel(key, shape, dtype, mode):
   info = dtypes.finfo(dtype)
+  if mode == "highest" and dtype == np.float32:
+    bits = _random_bits(key, 32, (2, *shape))
+    # 1 - u as a 64-bit fraction: the complement plus one, carried from lo into hi.
+    flipped = lax.bitwise_not(bits)
+    carry = jnp.stack([flipped[1] == np.uint32(0xFFFFFFFF), jnp.ones_like(flipped[1])])
+    flipped = flipped + carry.astype(np.uint32)
+    lower_half = bits[0] < np.uint32(1 << 31)
+    x = _safe_int_to_float(jnp.where(lower_half, bits, flipped), np.float32)
+    return jnp.where(lower_half, -jnp.log(-jnp.log1p(-x)), -jnp.log(-jnp.log(x)))
   if mode in ("high", "highest"):
     u = _uniform(key, 0., 1., (2, *shape), dtype)
     high, low = u[0], u[1]

@@ -28,6 +28,7 @@ from xjax._src.lax.control_flow import common
 from xjax._src.lax.control_flow.conditionals import abstractify
 from xjax._src.lax.control_flow.loops import _split, while_loop
 from xjax._src.lax.elementwise import lt
+from xjax._src.lax.misc_ops import empty
 from xjax._src.lax.slicing import (dynamic_index_in_dim, dynamic_update_index_in_dim, index_in_dim,
                                    slice_in_dim)
 from xjax._src.lax.structural import concatenate, expand_dims, full, reshape
@@ -538,7 +539,9 @@ def _scan_as_while(*args, reverse, length, jaxpr, num_consts, num_carry, unroll)
   def index(t):  # the t-th iteration reads element i
     return length - 1 - t if reverse else t
 
-  ys = [full((length, *a.shape), 0, a.dtype) for a in y_avals]
+  # Buffers for the stacked outputs (overwritten); extended dtypes (keys, ...) have no zero.
+  ys = [empty((length, *a.shape), a.dtype) if core.is_extended(a)
+        else full((length, *a.shape), 0, a.dtype) for a in y_avals]
   if num_trips > 1 or (num_trips == 1 and remainder):
     def body(state):
       k, carry, ys = state
