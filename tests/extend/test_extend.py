@@ -528,6 +528,18 @@ def test_closed_call_primitive():
   assert prims.add_p is lax.add_p and prims.add_jaxvals_p is ad.add_jaxvals_p
 
 
+def test_eval_jaxpr_p_binds_a_closed_call():
+  from xjax._src.lax.eval_jaxpr import eval_jaxpr_p
+  closed = xjax.make_jaxpr(lambda x: [x ** 3])(X)
+  f = lambda x: eval_jaxpr_p.bind(x, jaxpr=closed)[0]
+  np.testing.assert_allclose(f(X), X ** 3, rtol=1e-6)
+  np.testing.assert_allclose(xjax.grad(lambda x: f(x).sum())(X), 3 * X ** 2, rtol=1e-5)
+  np.testing.assert_allclose(xjax.vmap(f)(np.stack([X, X])), np.stack([X ** 3] * 2),
+                             rtol=1e-6)
+  # Staged as JAX stages it: a closed_call of the jaxpr.
+  assert [e.primitive.name for e in xjax.make_jaxpr(f)(X).eqns] == ["closed_call"]
+
+
 def test_call_primitive_and_linearize_through_calls():
   prims = jex_core.primitives
   open_jaxpr = xjax.make_jaxpr(lambda x, y: jnp.exp(x) * y)(X, X).jaxpr
