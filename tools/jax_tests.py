@@ -95,6 +95,8 @@ def run_file(backend: str, name: str, args) -> dict:
   })
   cmd = [*_python(backend), f"{name}.py", "-q", "-p", "no:cacheprovider",
          "-p", "jax_tests_report", "-o", "addopts=", "--tb=no", "--no-header", "-rN"]
+  if backend == "xjax":
+    cmd += ["-p", "jax_tests_xjax"]  # `import jax` is xjax in xdist's workers too
   if args.k:
     cmd += ["-k", args.k]
   if args.jobs > 1:

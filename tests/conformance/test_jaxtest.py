@@ -191,13 +191,14 @@ class T(jtu.JaxTestCase):
 
 
 @pytest.mark.slow
-def test_runner_counts_outcomes(tmp_path):
+@pytest.mark.parametrize("jobs", ["1", "2"])  # 2: pytest-xdist workers import xjax as jax too
+def test_runner_counts_outcomes(tmp_path, jobs):
   (tmp_path / "tests").mkdir()
   (tmp_path / "tests" / "sample_test.py").write_text(_SAMPLE_TEST)
   out = subprocess.run(
       [sys.executable, str(ROOT / "tools" / "jax_tests.py"), "sample_test", "--cases", "2",
        "--tests", str(tmp_path / "tests"), "--results", str(tmp_path / "res"),
-       "--devices", "1"], capture_output=True, text=True, timeout=300)
+       "--devices", "1", "--jobs", jobs], capture_output=True, text=True, timeout=300)
   assert out.returncode == 0, out.stderr
   summary = json.loads((tmp_path / "res" / "xjax" / "sample_test.summary.json").read_text())
   assert (summary["passed"], summary["failed"], summary["skipped"]) == (2, 1, 1), out.stdout
