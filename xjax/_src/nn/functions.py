@@ -140,33 +140,41 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
   """log(sum(b * exp(a))) over `axis`, computed stably (mirrors `jax.nn.logsumexp`).
 
   Integer inputs are promoted to floats. An empty reduction (a zero-size axis,
-  or `where` all False) gives -inf, with sign 0 under `return_sign`.
+  or `where` all False) gives -inf, with sign 0 under `return_sign`. For complex input the
+  result is the complex logarithm of the sum (shifted by the largest real part); with
+  `return_sign`, the log of its modulus and its phase as the sign.
 
   Raises:
     TypeError: `a` or `b` is not an array or scalar (a list, say).
   """
+  if where is not None:
+    a = jnp.where(where, a, 0)
   if b is None:
     a, = promote_dtypes_inexact(ensure_arraylike("logsumexp", a))
   else:
     a, b = promote_dtypes_inexact(*ensure_arraylike("logsumexp", a, b))
     a = jnp.where(b != 0, a, -jnp.inf)
-  # initial=-inf: an empty reduction has a maximum (then replaced by 0 below).
-  amax = jnp.max(a, axis=axis, keepdims=True, where=where, initial=-jnp.inf)
+  is_complex = jnp.iscomplexobj(a)
+  # The shift is the largest real part; initial=-inf: an empty reduction has a maximum
+  # (then replaced by 0 below).
+  amax = jnp.max(jnp.real(a), axis=axis, keepdims=True, where=where, initial=-jnp.inf)
   amax = stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0))
-  exp_a = jnp.exp(a - amax)
+  exp_a = jnp.exp(a - amax.astype(a.dtype))
   if b is not None:
     exp_a = exp_a * b
   total = jnp.sum(exp_a, axis=axis, keepdims=True, where=where)
   sign = jnp.sign(total)
-  out = jnp.log(jnp.abs(total)) + amax
+  if return_sign or not is_complex:  # a complex result keeps the sum's phase
+    total = jnp.abs(total)
+  out = jnp.log(total) + amax.astype(total.dtype)
   if not keepdims:
     axes = tuple(range(a.ndim)) if axis is None else axis
     out = jnp.squeeze(out, axis=axes)
     sign = jnp.squeeze(sign, axis=axes)
   if return_sign:
     return out, sign
-  if b is not None:
-    out = jnp.where(sign < 0, jnp.nan, out)
+  if b is not None and not jnp.iscomplexobj(out):
+    out = jnp.where(sign < 0, jnp.array(np.nan, out.dtype), out)
   return out
 
 

@@ -373,9 +373,11 @@ _OWENS_T_WEIGHTS = np.array([
 
 
 def _owens_t_quadrature(h, a):
-  r = lax.square(a)[..., None] * _OWENS_T_NODES.astype(a.dtype)
+  lead = (1,) * np.ndim(a)
+  r = lax.square(a)[..., None] * _OWENS_T_NODES.astype(a.dtype).reshape(lead + (-1,))
   integrand = lax.exp(-0.5 * lax.square(h)[..., None] * (1. + r)) / (1. + r)
-  return a * jnp.sum(integrand * _OWENS_T_WEIGHTS.astype(a.dtype), axis=-1)
+  weights = _OWENS_T_WEIGHTS.astype(a.dtype).reshape(lead + (-1,))
+  return a * jnp.sum(integrand * weights, axis=-1)
 
 
 @custom_jvp
@@ -578,11 +580,11 @@ _LANCZOS_COEFFS = np.array([
 def _lanczos_loggamma(z):
   """log Gamma(z) by the Lanczos approximation, for Re(z) >= 1/2 (one branch of the log)."""
   w = z - 1.0
-  k = jnp.arange(1, 9, dtype=z.dtype)
-  series = _LANCZOS_COEFFS[0] + jnp.sum(_LANCZOS_COEFFS[1:].astype(z.dtype)
-                                        / (w[..., None] + k), axis=-1)
+  k = jnp.arange(1, 9, dtype=z.dtype).reshape((1,) * w.ndim + (8,))
+  coeffs = _LANCZOS_COEFFS[1:].astype(z.dtype).reshape(k.shape)
+  series = float(_LANCZOS_COEFFS[0]) + jnp.sum(coeffs / (w[..., None] + k), axis=-1)
   t = w + (_LANCZOS_G + 0.5)
-  return 0.5 * np.log(2 * np.pi) + (w + 0.5) * jnp.log(t) - t + jnp.log(series)
+  return float(0.5 * np.log(2 * np.pi)) + (w + 0.5) * jnp.log(t) - t + jnp.log(series)
 
 
 def _complex_poles_or_nan(z):
@@ -596,7 +598,7 @@ def _complex_loggamma_reflected(z):
   reflect = lax.real(z) < 0.5
   lanczos = _lanczos_loggamma(jnp.where(reflect, 1.0 - z, z))
   z_safe = jnp.where(reflect, z, jnp.full_like(z, 0.5))
-  reflected = np.log(np.pi) - jnp.log(jnp.sin(np.pi * z_safe)) - lanczos
+  reflected = float(np.log(np.pi)) - jnp.log(jnp.sin(np.pi * z_safe)) - lanczos
   return jnp.where(reflect, reflected, lanczos)
 
 

@@ -79,6 +79,11 @@ def _complex_const(z, re, im=0.0):
   return np.array(complex(re, im), dtype=z.dtype)
 
 
+def _div_real(z, r):
+  """Complex `z` over real `r`, part by part (no dtype promotion of `r`)."""
+  return lax.complex(lax.real(z) / r, lax.imag(z) / r)
+
+
 def _times_i(z):
   """i z, exact also for infinite parts (a complex product would make inf * 0 = NaN)."""
   return lax.complex(-lax.imag(z), lax.real(z))
@@ -109,8 +114,8 @@ def _wofz_upper(z):
   # Far out, w(z) = i / (sqrt(pi) z) to working precision; 1/z = conj(z / s) / (|z / s|^2 s).
   s = jnp.maximum(lax.abs(lax.real(z)), lax.abs(lax.imag(z)))
   s = jnp.where(huge, s, jnp.ones_like(s))
-  zs = z / s
-  inv_z = lax.conj(zs) / (lax.square(lax.real(zs)) + lax.square(lax.imag(zs))) / s
+  zs = _div_real(z, s)
+  inv_z = _div_real(lax.conj(zs), (lax.square(lax.real(zs)) + lax.square(lax.imag(zs))) * s)
   far = inv_z * _complex_const(z, 0.0, 1 / _SQRT_PI)
   far = jnp.where(jnp.isinf(s), _complex_const(z, 0.0), far)
   return jnp.where(huge, far, w)
