@@ -143,3 +143,10 @@ def test_close_jaxpr_and_pretty_print_use_color():
   reclosed = pe_impl.close_jaxpr(closed.jaxpr)
   assert reclosed.consts == [] and reclosed.jaxpr is closed.jaxpr
   assert closed.pretty_print(use_color=False) == closed.pretty_print() == str(closed)
+
+
+def test_eqn_repr_is_its_printed_line_and_subjaxprs():
+  closed = xjax.make_jaxpr(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x))(1.0)
+  assert repr(closed.eqns[0]) == "a:bool[] = gt b 0.0:f32[]"
+  inner = list(core.subjaxprs(closed.jaxpr))
+  assert len(inner) == 2 and all(isinstance(j, core.Jaxpr) for j in inner)

@@ -156,6 +156,9 @@ _FLAGS = [
           help="Accepted for JAX compatibility; xjax has one custom_vjp implementation."),
     _Flag("jax_remat3", False, "JAX_REMAT3",
           help="Accepted for JAX compatibility; xjax has one remat implementation."),
+    _Flag("jax_pprint_use_color", True, "JAX_PPRINT_USE_COLOR",
+          help="Enable jaxpr pretty-printing with colorful syntax highlighting (accepted; "
+          "xjax prints jaxprs without color, as JAX does off a terminal)."),
     _Flag("jax_disable_bwd_checks", False, "JAX_DISABLE_BWD_CHECKS",
           help="Disables all bwd pass checks (a custom_vjp bwd rule's cotangent types are "
           "not checked against the primal inputs)."),
@@ -557,6 +560,7 @@ softmax_custom_jvp = _bool_state("jax_softmax_custom_jvp")
 custom_vjp3 = _bool_state("jax_custom_vjp3")
 remat3 = _bool_state("jax_remat3")
 disable_bwd_checks = _bool_state("jax_disable_bwd_checks")
+pprint_use_color = _bool_state("jax_pprint_use_color")
 threefry_partitionable = State("jax_threefry_partitionable", True,
                                extra_description=" (transient)")
 default_device = State("jax_default_device")

@@ -882,6 +882,11 @@ class JaxprEqn(NamedTuple):
   def replace(self, **kwargs) -> JaxprEqn:
     return self._replace(**kwargs)
 
+  def __repr__(self):
+    """The equation as a jaxpr prints it (``c:f32[] = add a b``), as JAX's."""
+    from xjax._src import jaxpr_pp  # printing sits above core
+    return jaxpr_pp.pp_eqn_standalone(self)
+
   @property
   def effects(self) -> frozenset:
     """The equation's side effects (JAX's ``JaxprEqn.effects``; see `eqn_effects`)."""
@@ -1067,6 +1072,13 @@ def jaxprs_in_params(params) -> list[Jaxpr]:
       elif isinstance(x, ClosedJaxpr):
         out.append(x.jaxpr)
   return out
+
+
+def subjaxprs(jaxpr: Jaxpr):
+  """The jaxprs in the params of `jaxpr`'s equations, one level down (mirrors JAX's
+  ``core.subjaxprs``)."""
+  for eqn in jaxpr.eqns:
+    yield from jaxprs_in_params(eqn.params)
 
 
 pytype_aval_mappings[Tracer] = lambda x: x.aval
