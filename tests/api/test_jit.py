@@ -323,3 +323,33 @@ def test_jit_returns_float0_outputs_as_numpy_zeros():
     assert (gb == gb).all()
   out = xjax.jit(lambda x: (x, np.zeros((2,), xjax.dtypes.float0)))(1.0)
   assert type(out[1]) is np.ndarray and out[1].shape == (2,)
+
+
+def test_jit_argnum_resolution_and_validation_as_jax():
+  import functools
+  import pickle
+  from xjax._src import api_util
+
+  def f(x, y):
+    return x if isinstance(y, str) else x + y
+
+  # Both given: kept as they are, even where they disagree (no inference).
+  assert xjax.jit(f, static_argnums=1, static_argnames=())(2, "s") == 2
+  assert xjax.jit(f, static_argnums=1, static_argnames=())(2, y=3) == 5
+  with pytest.raises(ValueError, match="invalid argnames {'z'} in static_argnames"):
+    xjax.jit(f, static_argnames=("x", "z"))
+  with pytest.raises(ValueError, match="positional-only"):
+    xjax.jit(lambda a, /, b: a, static_argnames="a")
+  with pytest.raises(ValueError, match="static_argnames and donate_argnames cannot intersect"):
+    xjax.jit(lambda x: x, static_argnames="x", donate_argnames="x")
+  # No readable signature: nothing to check, but donate_argnames cannot be resolved.
+  assert api_util.resolve_argnums(int, None, None, None, None, None) == ((), (), (), ())
+  with pytest.raises(ValueError, match="Pass donate_argnums instead"):
+    api_util.resolve_argnums(int, None, None, "a", None, None)
+  with pytest.raises(TypeError, match="generator function"):
+    xjax.jit(lambda: (yield))
+  with pytest.raises(TypeError, match="staticmethod arguments are not supported"):
+    xjax.jit(staticmethod(abs))
+  # JAX's __getstate__ (function_name through unnamed partials); pickling round-trips.
+  assert xjax.jit(functools.partial(f, 1)).__getstate__()["function_name"] == "f"
+  assert pickle.loads(pickle.dumps(xjax.jit(abs)))(-2.0) == 2.0

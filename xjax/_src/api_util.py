@@ -87,43 +87,79 @@ def _ensure_str_tuple(x) -> tuple[str, ...]:
 
 
 def infer_argnums_and_argnames(sig: inspect.Signature | None, argnums, argnames):
-  """Completes static (or donated) argnums from argnames and vice versa, as jit does."""
-  argnums = _ensure_index_tuple(argnums)
-  argnames = _ensure_str_tuple(argnames)
-  if sig is None:
-    return argnums, argnames
-  params = sig.parameters
-  if argnums and not argnames:
-    names = list(params)
-    argnames = tuple(names[i] for i in argnums
-                     if i < len(names) and params[names[i]].kind in
-                     (inspect.Parameter.POSITIONAL_OR_KEYWORD,))
-  elif argnames and not argnums:
-    argnums = tuple(i for i, (name, p) in enumerate(params.items())
-                    if name in argnames and p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD)
+  """Completes static (or donated) argnums from argnames and vice versa, as jit does: only
+  one side given (the other None) is filled in from the signature's positional-or-keyword
+  parameters; both given are kept as they are, even where they disagree (mirrors JAX's
+  ``api_util.infer_argnums_and_argnames``)."""
+  if argnums is None and argnames is None:
+    return (), ()
+  if argnums is not None and argnames is not None or sig is None:
+    return _ensure_index_tuple(argnums), _ensure_str_tuple(argnames)
+  params = sig.parameters.items()
+  if argnums is None:
+    argnames = _ensure_str_tuple(argnames)
+    argnums = tuple(i for i, (name, p) in enumerate(params)
+                    if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD and name in argnames)
+  else:
+    argnums = _ensure_index_tuple(argnums)
+    argnames = tuple(name for i, (name, p) in enumerate(params)
+                     if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD and i in argnums)
   return argnums, argnames
 
 
 def validate_argnums(sig: inspect.Signature | None, argnums, argnames, what: str) -> None:
-  """JAX's errors for static_argnums/argnames the function cannot take."""
+  """JAX's errors for static (or donated, `what`) argnums/argnames the function cannot
+  take: a position past its positional parameters (unless it has ``*args``), a name that is
+  positional-only, or one it does not take (unless it has ``**kwargs``)."""
   if sig is None:
     return
   params = list(sig.parameters.values())
-  has_varargs = any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in params)
-  n_positional = sum(p.kind in (inspect.Parameter.POSITIONAL_ONLY,
-                                inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params)
-  if not has_varargs:
-    bad = [i for i in argnums if i >= n_positional or i < -n_positional]
-    if bad:
+  if not any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in params):
+    n = sum(p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                       inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params)
+    if argnums and (-min(argnums) > n or max(argnums) >= n):
       raise ValueError(f"Jitted function has {what}_argnums={argnums}, but only accepts "
-                       f"{n_positional} positional arguments.")
-  has_varkw = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params)
-  if not has_varkw:
-    names = {p.name for p in params if p.kind != inspect.Parameter.POSITIONAL_ONLY}
-    invalid = set(argnames) - names
-    if invalid:
-      raise ValueError(f"Jitted function has invalid argnames {invalid} in {what}_argnames. "
-                       "Function does not take these args.")
+                       f"{n} positional arguments.")
+  positional_only = {p.name for p in params if p.kind in (
+      inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL)}
+  if invalid := positional_only & set(argnames):
+    raise ValueError(f"Jitted function has invalid argnames {invalid} in {what}_argnames. "
+                     "These are positional-only")
+  if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params):
+    return
+  names = {p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                 inspect.Parameter.KEYWORD_ONLY)}
+  if invalid := set(argnames) - names:
+    raise ValueError(f"Jitted function has invalid argnames {invalid} in {what}_argnames. "
+                     "Function does not take these args.")
+
+
+def resolve_argnums(fun, signature: inspect.Signature | None, donate_argnums, donate_argnames,
+                    static_argnums, static_argnames):
+  """``(donate_argnums, donate_argnames, static_argnums, static_argnames)`` for a jit of
+  `fun`: completed from one another (`infer_argnums_and_argnames`) and validated against
+  `signature` (`validate_argnums`); without a signature nothing is checked. Mirrors JAX's
+  ``api_util.resolve_argnums``.
+
+  Raises:
+    ValueError: an invalid argnum or argname; static and donated argnames in common;
+      donate_argnames for a function whose signature cannot be read.
+  """
+  if signature is None:
+    if donate_argnames is not None:
+      raise ValueError(f"Getting the signature of function {fun} failed. Pass "
+                       "donate_argnums instead of donate_argnames.")
+    static = (_ensure_index_tuple(static_argnums), _ensure_str_tuple(static_argnames))
+    donate = (_ensure_index_tuple(donate_argnums), ())
+  else:
+    static = infer_argnums_and_argnames(signature, static_argnums, static_argnames)
+    donate = infer_argnums_and_argnames(signature, donate_argnums, donate_argnames)
+    validate_argnums(signature, *static, "static")
+    validate_argnums(signature, *donate, "donate")
+  if common := set(static[1]) & set(donate[1]):
+    raise ValueError("static_argnames and donate_argnames cannot intersect. Argument names "
+                     f"{common} appear in both static_argnames and donate_argnames")
+  return (*donate, *static)
 
 
 def arg_names(sig: inspect.Signature | None, args, kwargs, static_argnums=(),
@@ -195,8 +231,14 @@ def wraps(wrapped):
 
 
 def check_callable(fun) -> None:
+  """JAX's TypeError for what its transformations do not take: a non-callable, a
+  staticmethod object, a generator function."""
+  if isinstance(fun, staticmethod):
+    raise TypeError(f"staticmethod arguments are not supported, got {fun}")
   if not callable(fun):
     raise TypeError(f"Expected a callable value, got {fun}")
+  if inspect.isgeneratorfunction(fun):
+    raise TypeError(f"Expected a function, got a generator function: {fun}")
 
 
 def shaped_abstractify(x, fun=None, path: str = "") -> core.ShapedArray:

@@ -32,8 +32,8 @@ from xjax._src import monitoring
 from xjax._src import traceback_util
 from xjax._src import tree_util
 from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
-                                fun_name, fun_signature, infer_argnums_and_argnames,
-                                shaped_abstractify, validate_argnums)
+                                fun_name, fun_signature, resolve_argnums,
+                                shaped_abstractify)
 from xjax._src.array import Array
 from xjax._src.config import config
 from xjax._src.interpreters import discharge
@@ -102,6 +102,13 @@ class _CallMemo:
     self.scalars = scalars
 
 
+def _function_name(fun) -> str:
+  """`fun`'s ``__name__``, looking through functools.partial layers that have none."""
+  while not hasattr(fun, "__name__") and isinstance(fun, functools.partial):
+    fun = fun.func
+  return getattr(fun, "__name__", type(fun).__name__)
+
+
 class PjitFunction:
   """A function compiled with XLA on first call for each argument signature.
 
@@ -128,12 +135,9 @@ class PjitFunction:
     functools.update_wrapper(self, fun)
     self._fun = fun
     self._sig = sig = fun_signature(fun)
-    self._static_argnums, self._static_argnames = infer_argnums_and_argnames(
-        sig, static_argnums, static_argnames)
-    validate_argnums(sig, self._static_argnums, self._static_argnames, "static")
-    self._donate_argnums, self._donate_argnames = infer_argnums_and_argnames(
-        sig, donate_argnums, donate_argnames)
-    validate_argnums(sig, self._donate_argnums, self._donate_argnames, "donate")
+    (self._donate_argnums, self._donate_argnames, self._static_argnums,
+     self._static_argnames) = resolve_argnums(fun, sig, donate_argnums, donate_argnames,
+                                              static_argnums, static_argnames)
     overlap = set(self._static_argnums) & set(self._donate_argnums)
     if overlap:
       raise ValueError(f"static_argnums and donate_argnums cannot intersect: {sorted(overlap)}")
@@ -163,7 +167,21 @@ class PjitFunction:
     return functools.partial(self, obj)
 
   def __repr__(self):
-    return f"<PjitFunction of {self._fun!r}>"  # JAX's repr (chex.is_traceable reads it)
+    try:  # JAX's repr (chex.is_traceable reads it); bare when the function's repr fails
+      return f"<PjitFunction of {self.__wrapped__!r}>"
+    except Exception:
+      return "<PjitFunction>"
+
+  def __getstate__(self):
+    """The function and options, with JAX's ``function_name`` (the wrapped function's name,
+    through unnamed functools.partial layers): what pickling keeps (not the caches)."""
+    return {"fun": self._fun, "function_name": _function_name(self._fun),
+            "options": (self._static_argnums, self._static_argnames, self._donate_argnums,
+                        self._donate_argnames, self._inline, self._keep_unused, self._device,
+                        self._compiler_options, self._in_shardings, self._out_shardings)}
+
+  def __setstate__(self, state):
+    self.__init__(state["fun"], *state["options"])
 
   @property
   def __signature__(self):
