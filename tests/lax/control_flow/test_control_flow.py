@@ -450,3 +450,19 @@ def test_associative_scan_argument_errors():
     lax.associative_scan(42, jnp.ones(3))
   with pytest.raises(ValueError, match="axis 0 is out of bounds for array of dimension 0"):
     lax.associative_scan(lambda a, b: a + b, jnp.float32(1))
+
+
+def test_scan_length_and_unroll_must_be_concrete():
+  from xjax._src.errors import ConcretizationTypeError
+  f = xjax.jit(lambda n, x: lax.scan(lambda c, z: (c, z), x, (), n))
+  with pytest.raises(ConcretizationTypeError,
+                     match="The `length` argument to `scan` expects a concrete `int` value"):
+    f(3, 1.0)
+  g = xjax.jit(lambda n, x: lax.scan(lambda c, z: (c, z), x, (), 10, unroll=n))
+  for n in (3, True):
+    with pytest.raises(ConcretizationTypeError, match="The `unroll` argument to `scan` "
+                       "expects a concrete `int` or `bool` value"):
+      g(n, 1.0)
+  # Known values are fine, as NumPy scalars and under grad.
+  assert lax.scan(lambda c, z: (c + 1, z), 0, (), np.int32(4), unroll=np.bool_(True))[0] == 4
+  assert xjax.grad(lambda x: lax.scan(lambda c, z: (c * x, z), x, (), 3)[0])(2.0) == 32.0

@@ -16,6 +16,7 @@ from functools import partial
 import numpy as np
 
 from xjax._src import core
+from xjax._src import errors
 from xjax._src.config import config
 from xjax._src import tree_util
 from xjax._src import traceback_util
@@ -116,7 +117,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     jaxpr, consts, carry_tree, ys_tree = create(init_avals)
   common.check_carry_type("scan body", f, init_tree, init_avals, carry_tree,
                           jaxpr.out_avals[:n_carry])
-  if isinstance(unroll, bool):
+  unroll = _concrete(unroll, "The `unroll` argument to `scan` expects a concrete `int` or "
+                     "`bool` value.")
+  if isinstance(unroll, (bool, np.bool_)):
     unroll = max(length, 1) if unroll else 1
   unroll = int(unroll)
   if unroll < 0:
@@ -154,6 +157,17 @@ def _show(tree):
   return tree_util.tree_map(str, tree) if not isinstance(tree, core.ShapedArray) else str(tree)
 
 
+def _concrete(x, msg: str):
+  """`x`, or its value when it is a tracer with a known one; JAX's ConcretizationTypeError
+  with `msg` for a traced value."""
+  if isinstance(x, core.Tracer):
+    value = x.to_concrete_value()
+    if value is None:
+      raise errors.ConcretizationTypeError(x, msg)
+    x = value
+  return np.asarray(x).item() if not isinstance(x, (bool, int)) and np.ndim(x) == 0 else x
+
+
 def _infer_length(xs_leaves, length) -> int:
   try:
     lengths = [x.shape[0] for x in xs_leaves]
@@ -161,7 +175,9 @@ def _infer_length(xs_leaves, length) -> int:
     bad = ", ".join(str(x) for x in xs_leaves if not np.shape(x))
     raise ValueError(f"scan got value with no leading axis to scan over: {bad}.") from None
   if length is not None:
-    length = int(length)
+    length = int(_concrete(length, "The `length` argument to `scan` expects a concrete `int` "
+                           "value. For scan-like iteration with a dynamic length, use "
+                           "`while_loop` or `fori_loop`."))
     if length < 0:  # JAX hands XLA a malformed module here; the size is checked first
       raise ValueError(f"scan got `length` argument of {length}, which is negative.")
     if not all(length == n for n in lengths):
