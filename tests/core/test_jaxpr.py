@@ -150,3 +150,18 @@ def test_eqn_repr_is_its_printed_line_and_subjaxprs():
   assert repr(closed.eqns[0]) == "a:bool[] = gt b 0.0:f32[]"
   inner = list(core.subjaxprs(closed.jaxpr))
   assert len(inner) == 2 and all(isinstance(j, core.Jaxpr) for j in inner)
+
+
+def test_not_a_jax_type_messages():
+  with pytest.raises(TypeError, match=r"^Argument 'foo' of type <class 'str'> is not a valid "
+                     "JAX type$"):
+    xjax.grad(lambda x: x)("foo")
+  with pytest.raises(TypeError, match="is not a valid JAX type"):
+    core.get_aval(np.array([1, 2], dtype=object))
+
+  def f(x):
+    return (2.0, f)
+  with pytest.raises(TypeError, match=r"function f at .* traced for eval_shape returned a "
+                     r"value of type <class 'function'> at output component \[1\], which is "
+                     "not a valid JAX type"):
+    xjax.eval_shape(f, 1)

@@ -45,6 +45,7 @@ def flatten_fun(fun: Callable, in_tree, out_is_leaf=None) -> tuple[Callable, Sto
     store.set(out_tree)
     return out_leaves
 
+  flat_fun.out_store = store  # for error messages that name an output's path
   return flat_fun, store
 
 

@@ -293,6 +293,8 @@ def _int_aval(x: int) -> ShapedArray:
 
 
 def _ndarray_aval(x: np.ndarray) -> ShapedArray:
+  if x.dtype.kind in "OUSMm":  # objects, strings, dates: not array types of JAX
+    raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type.")
   return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
 
 
@@ -319,6 +321,13 @@ def _masked_array_error(x):
 pytype_aval_mappings[np.ma.MaskedArray] = _masked_array_error
 
 
+def _str_aval(x):
+  raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type")
+
+
+pytype_aval_mappings[str] = _str_aval  # JAX's own message for strings
+
+
 def get_aval(x) -> ShapedArray:
   """The aval of a value: an Array, a tracer, a NumPy array or a Python scalar."""
   fn = pytype_aval_mappings.get(type(x))
@@ -331,7 +340,7 @@ def get_aval(x) -> ShapedArray:
       return fn(x)
   if hasattr(x, "__jax_array__"):
     return get_aval(x.__jax_array__())
-  raise TypeError(f"Value {x!r} with type {type(x)} is not a valid JAX type")
+  raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type")  # JAX's typeof
 
 
 def valid_jaxtype(x) -> bool:

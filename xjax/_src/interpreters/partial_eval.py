@@ -198,12 +198,38 @@ def trace_to_jaxpr(fun, in_avals, debug_info: DebugInfo | None = None) -> core.C
       outs = fun(*args)
     finally:
       trace.invalidate()
+  for i, x in enumerate(outs):
+    if not isinstance(x, core.Tracer):
+      try:
+        core.get_aval(x)
+      except TypeError:
+        raise TypeError(_bad_output_message(fun, debug_info, i, x)) from None
   closed = trace.to_jaxpr(outs)
   if config.jax_check_tracer_leaks:
     from xjax._src import leak_checker  # only loaded when leak checking is on
     del args, outs
     leak_checker.check_trace(trace, internal=(trace.const_tracers,))
   return closed
+
+
+def _bad_output_message(fun, debug_info: DebugInfo | None, i: int, x) -> str:
+  """JAX's message for output `i` of a traced function, `x`, that is not a JAX type."""
+  where = ""
+  store = getattr(fun, "out_store", None)
+  if store is not None:
+    try:
+      from xjax._src import tree_util  # only on this error path
+      tree = store.val
+      paths = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(
+          tree, [None] * tree.num_leaves), is_leaf=lambda v: v is None)[0]
+      where = f" at output component {tree_util.keystr(paths[i][0])}"
+    except Exception:
+      pass
+  if debug_info is None:
+    return (f"function {source_info.fun_sourceinfo(fun)} returned a value of type {type(x)}"
+            f"{where}, which is not a valid JAX type")
+  return (f"function {debug_info.func_src_info} traced for {debug_info.traced_for} returned a "
+          f"value of type {type(x)}{where}, which is not a valid JAX type")
 
 
 def convert_constvars_jaxpr(closed: core.ClosedJaxpr) -> tuple[core.ClosedJaxpr, list]:
