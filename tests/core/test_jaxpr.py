@@ -154,7 +154,7 @@ def test_eqn_repr_is_its_printed_line_and_subjaxprs():
 
 def test_not_a_jax_type_messages():
   with pytest.raises(TypeError, match=r"^Argument 'foo' of type <class 'str'> is not a valid "
-                     "JAX type$"):
+                     "JAX type"):
     xjax.grad(lambda x: x)("foo")
   with pytest.raises(TypeError, match="is not a valid JAX type"):
     core.get_aval(np.array([1, 2], dtype=object))
