@@ -41,7 +41,7 @@ test: $(VENV)/.installed $(VENV)/.clients
 JAX_TESTS := ../shared/jax-tests/tests
 conformance-sample: $(VENV)/.installed
 	@if [ -d $(JAX_TESTS) ]; then \
-	  $(PY) tools/jax_tests.py --sample --expect tests/conformance/expected_passing.txt; \
+	  $(PY) tools/jax_tests.py --sample --jobs 2 --expect tests/conformance/expected_passing.txt; \
 	else echo "conformance-sample: $(JAX_TESTS) is absent; skipping JAX's own tests"; fi
 
 conformance: $(VENV)/.installed .venv-jax/.installed
