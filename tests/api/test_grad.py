@@ -129,7 +129,7 @@ def test_vjp_cotangent_errors():
   _, pullback = xjax.vjp(lambda x: x * 2.0, jnp.ones(3))
   with pytest.raises(ValueError, match="unexpected JAX type \\(e.g. shape/dtype\\) for argument"):
     pullback(jnp.ones(2))
-  with pytest.raises(TypeError, match="Tree structure of cotangent input"):
+  with pytest.raises(ValueError, match="unexpected tree structure"):  # JAX 0.10.2's
     pullback((jnp.ones(3),))
 
 
@@ -343,9 +343,10 @@ def test_vjp_and_linearize_functions_are_partials_over_their_residuals():
   np.testing.assert_allclose(xjax.jit(lambda g, t: g(t))(f_vjp, t)[0], want_jvp, rtol=1e-6)
   returned = xjax.jit(lambda x: xjax.vjp(f, x)[1])(x)
   np.testing.assert_allclose(returned(t)[0], want_jvp, rtol=1e-6)
-  with pytest.raises(TypeError, match="Tree structure of cotangent input"):
+  with pytest.raises(ValueError, match="unexpected tree structure"):
     f_vjp((t, t))
-  with pytest.raises(TypeError, match="must be called with a single argument"):
+  with pytest.raises(TypeError, match="applied to <lambda> was called with 2 arguments.*must be "
+                     "called with a single argument"):
     f_vjp(t, t)
   with pytest.raises(TypeError, match="missing 1 required positional argument"):
     f_vjp()

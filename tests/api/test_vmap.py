@@ -501,3 +501,27 @@ def test_register_vmappable_maps_custom_types_with_their_handlers():
   assert not batching_impl.is_vmappable(_Boxed(1, "t")) and _BoxSpec not in batching_impl.spec_types
   with pytest.raises(TypeError, match="in_axes must be"):
     xjax.vmap(lambda b: b, in_axes=_BoxSpec(0))
+
+
+def test_vmap_docstring_and_in_axes_types():
+  def superfun(a):
+    """Does things with {stuff}."""
+    return a
+
+  doc = xjax.vmap(superfun).__doc__
+  assert doc.startswith("Vectorized version of superfun. Takes similar arguments as superfun")
+  assert doc.endswith("Original documentation:\n\nDoes things with {stuff}.")
+  with pytest.raises(TypeError, match="vmap in_axes must be an int, None, or a tuple"):
+    xjax.vmap(lambda x: x["a"], in_axes={"a": 0})  # a dict is not a tuple of entries
+
+
+def test_grad_of_an_inner_grads_aux_and_jvp_tree_mismatch():
+  def f(x):
+    _, aux = xjax.grad(lambda x: (x ** 3, [x ** 3]), has_aux=True)(x)
+    return aux[0]  # differentiable by the outer grad, as in JAX
+  np.testing.assert_allclose(xjax.grad(f)(4.0), 48.0)
+  np.testing.assert_allclose(xjax.jit(xjax.grad(xjax.jit(f)))(4.0), 48.0)
+  with pytest.raises(TypeError, match="two-element tuple"):
+    xjax.grad(lambda x: (1, 2, 3), has_aux=True)(1.0)
+  with pytest.raises(TypeError, match="must have the same tree structure"):
+    xjax.jvp(lambda x: x, (1.0,), [1.0])  # a tuple and a list differ, as in JAX

@@ -20,6 +20,7 @@ from xjax._src import dtypes
 from xjax._src.devices import process_count
 from xjax._src import jit as jit_module
 from xjax._src import traceback_util
+from xjax._src import source_info
 from xjax._src import tree_util
 from xjax._src import version
 from xjax._src.api_util import (arg_path_name, check_callable, debug_info, flatten_fun,
@@ -263,9 +264,9 @@ def _flatten_fun_aux(fun, in_tree, has_aux: bool):
     args = tree_util.tree_unflatten(in_tree, leaves)
     out = fun(*args)
     if has_aux:
-      if not (isinstance(out, tuple) and len(out) == 2):
-        raise TypeError("Expected a function with has_aux=True to return a pair (output, aux), "
-                        f"got {type(out).__name__}.")
+      if not (isinstance(out, (list, tuple)) and len(out) == 2):
+        raise TypeError("expected function with aux output to return a two-element tuple, "
+                        f"but got type {type(out)} with value {out!r}")
       out, aux = out
     out_leaves, stores["out_tree"] = tree_util.tree_flatten(out)
     if has_aux:
@@ -285,13 +286,6 @@ def _aux_result(stores, traced_aux):
   leaves = [next(traced_aux) if isinstance(l, core.Tracer) else l
             for l in stores.pop("aux_leaves")]
   return tree_util.tree_unflatten(stores["aux_tree"], leaves)
-
-
-def _primal_value(x):
-  """An aux output of a differentiated function, with its tangent dropped."""
-  while isinstance(x, ad.JVPTracer):
-    x = x.primal
-  return x
 
 
 def _to_array(x):
@@ -343,8 +337,9 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
   if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
     raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
                     f"found {type(primals).__name__} and {type(tangents).__name__}.")
-  p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
-  t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+  # As given: a tuple of primals and a list of tangents are different trees, as in JAX.
+  p_leaves, p_tree = tree_util.tree_flatten(primals)
+  t_leaves, t_tree = tree_util.tree_flatten(tangents)
   if p_tree != t_tree:
     raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
                     f"structure; primals have tree structure {p_tree} whereas tangents have "
@@ -399,7 +394,7 @@ def linearize(fun, *primals, has_aux: bool = False):
       *linear.consts)
   out = tree_util.tree_unflatten(out_tree, outs[:n])  # unchanged, as jvp's (JAX's too)
   if has_aux:
-    return out, f_jvp, _aux_result(stores, [_primal_value(a) for a in outs[n:]])
+    return out, f_jvp, _aux_result(stores, outs[n:])
   return out, f_jvp
 
 
@@ -444,31 +439,34 @@ def vjp(fun, *primals, has_aux: bool = False):
   # A tree_util.Partial over the residuals, as JAX's vjp function.
   vjp_fun = tree_util.Partial(functools.partial(
       _vjp_pullback, linear.jaxpr, in_avals, out_avals, aux_avals, in_tree, out_tree,
-      len(linear.consts)), *linear.consts)
+      len(linear.consts), source_info.fun_sourceinfo(fun)), *linear.consts)
   out = tree_util.tree_unflatten(out_tree, [_to_array(o) for o in outs[:n]])
   if has_aux:
-    return out, vjp_fun, _aux_result(stores, [_primal_value(a) for a in outs[n:]])
+    return out, vjp_fun, _aux_result(stores, outs[n:])
   return out, vjp_fun
 
 
-def _vjp_pullback(jaxpr, in_avals, out_avals, aux_avals, in_tree, out_tree, n_consts, *args):
+def _vjp_pullback(jaxpr, in_avals, out_avals, aux_avals, in_tree, out_tree, n_consts, src,
+                  *args):
   """The function `vjp` returns: ``args`` are the linear jaxpr's constants, then the
-  cotangent."""
+  cotangent; `src` names the differentiated function (``f at file:line``)."""
   consts, cts = args[:n_consts], args[n_consts:]
   if len(cts) != 1:
     if not cts:
       raise TypeError("VJP.__call__() missing 1 required positional argument: 'out_ct'")
     raise TypeError(
-        f"The function returned by `jax.vjp` was called with {len(cts)} arguments, but "
-        "functions returned by `jax.vjp` must be called with a single argument corresponding "
-        "to the single value returned by the function being differentiated (even if that "
-        "returned value is a tuple or other container): call it with the tuple, "
-        "`f_vjp((a, b))`, not `f_vjp(a, b)`.")
+        f"The function returned by `jax.vjp` applied to {src.split(' ')[0]} was called with "
+        f"{len(cts)} arguments, but functions returned by `jax.vjp` must be called with a "
+        "single argument corresponding to the single value returned by the function being "
+        "differentiated (even if that returned value is a tuple or other container): call "
+        "it with the tuple, `f_vjp((a, b))`, not `f_vjp(a, b)`.")
   (ct,) = cts
   ct_leaves, ct_tree = tree_util.tree_flatten(ct)
   if ct_tree != out_tree:
-    raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match structure "
-                    f"of primal output {out_tree}.")
+    raise ValueError(
+        "unexpected tree structure.\n\nThe argument to a VJP function returned by `jax.vjp` "
+        f"must match the pytree structure of the differentiated function {src}.\n\nBut the "
+        f"tree structures differ: the output was {out_tree}, the argument is {ct_tree}.")
   for aval, c in zip(out_avals, ct_leaves):
     c_aval = core.get_aval(c)
     expected = aval.to_tangent_aval()
@@ -497,7 +495,8 @@ def _check_input_dtype_grad(holomorphic: bool, allow_int: bool, x, name: str = "
   if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
     raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
                     f"but got {dtype.name}.")
-  if (dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_) and not allow_int:
+  if (dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_
+      or dtypes.issubdtype(dtype, dtypes.extended)) and not allow_int:
     raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a "
                     f"sub-dtype of np.inexact), but got {dtype.name}. If you want to use "
                     "Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
@@ -611,6 +610,11 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
     ans_aval = core.get_aval(ans)
     one = convert_element_type(1, ans_aval.dtype, weak_type=ans_aval.weak_type)
     grads = vjp_fun(one)
+    # A typed key array is a leaf in JAX: its gradient (allow_int) is float0 zeros of the
+    # keys' shape, not a key array over float0 data.
+    is_key = lambda x: isinstance(x, PRNGKeyArray)
+    grads = tree_util.tree_map(lambda x: np.zeros(x.shape, dtypes.float0) if is_key(x) else x,
+                               grads, is_leaf=is_key)
     g = grads[0] if single else tuple(grads)
     return ((ans, aux) if has_aux else ans), g
 

@@ -282,9 +282,8 @@ class Array(metaclass=_ArrayMeta):
     return complex(self._value)
 
   def __index__(self):
-    if not dtypes.issubdtype(self.dtype, np.integer):
-      raise TypeError(f"only integer scalar arrays can be converted to a scalar index, "
-                      f"got dtype {self.dtype.name}")
+    if not (self.shape == () and dtypes.issubdtype(self.dtype, np.integer)):
+      raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
     return operator.index(self._value)
 
   def __hash__(self):

@@ -88,8 +88,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
   check_callable(fun)
   if isinstance(in_axes, list):
     in_axes = tuple(in_axes)
-  if not (in_axes is None or type(in_axes) in (int, tuple, dict)
-          or type(in_axes) in batching.spec_types or tree_util.is_tree_node(type(in_axes))):
+  if not (in_axes is None or type(in_axes) in (int, tuple)
+          or type(in_axes) in batching.spec_types):
     raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding "
                     f"to the positional arguments passed to the function, but got {in_axes}.")
   if spmd_axis_name is not None and not isinstance(spmd_axis_name, tuple):
@@ -131,8 +131,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                        f"but output was batched on axis {e.src}") from None
     return tree_util.tree_unflatten(out_tree.val, outs)
 
-  vmap_f.__doc__ = ("Vectorized version of {fun}. Takes similar arguments as {fun} but with "
-                    "additional array axes over which {fun} is mapped.")
+  name = getattr(fun, "__name__", type(fun).__name__)
+  vmap_f.__doc__ = (f"Vectorized version of {name}. Takes similar arguments as {name} but "
+                    f"with additional array axes over which {name} is mapped.")
   if fun.__doc__:
     vmap_f.__doc__ += "\n\nOriginal documentation:\n\n" + fun.__doc__
   return vmap_f
