@@ -59,3 +59,7 @@ from xjax._src.random.matrix_samplers import (
     multivariate_normal as multivariate_normal,
     orthogonal as orthogonal,
 )
+
+# The RngBitGenerator PRNGs register themselves ("rbg", "unsafe_rbg"): jax_default_prng_impl
+# and `impl=` name them.
+from xjax._src.random import rbg as _rbg  # noqa: E402,F401

@@ -281,6 +281,11 @@ class _HostAval:
 _COPY_DURING_CALL = _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
 
+# Host-to-device transfers so far, one per array placed (a sharded array counts once): JAX's
+# test utilities count them (`count_device_put`).
+transfer_count = 0
+
+
 def transfer_to_device(x: np.ndarray, device):
   """Copies a NumPy array to `device`; returns a single-device buffer.
 
@@ -290,6 +295,12 @@ def transfer_to_device(x: np.ndarray, device):
   (~50 µs) and aliases aligned arrays. float0 values (tangents of integers)
   carry no data: they travel as bool zeros, as JAX lowers them.
   """
+  global transfer_count
+  transfer_count += 1
+  return _transfer(x, device)
+
+
+def _transfer(x: np.ndarray, device):
   if _is_float0(x.dtype):
     x = np.zeros(x.shape, np.bool_)
   # enable_x64=True: no canonicalization in jaxlib, `x` already has its final dtype.
@@ -538,7 +549,9 @@ def put_sharded(parts, local_devices: tuple, devices: tuple, aval, tiles,
   # replicated GSPMDSharding calls back into JAX's Python, which is not loaded.
   if _is_float0(aval.dtype):
     aval = _HostAval(aval.shape, np.dtype(np.bool_))
-  bufs = [transfer_to_device(p, d) for p, d in zip(parts, local_devices)]
+  global transfer_count
+  transfer_count += 1
+  bufs = [_transfer(p, d) for p, d in zip(parts, local_devices)]
   return assemble(aval, devices, tiles, bufs, committed)
 
 

@@ -103,6 +103,9 @@ _FLAGS = [
     _Flag("jax_use_shardy_partitioner", True, "JAX_USE_SHARDY_PARTITIONER",
           help="Partition multi-device programs with Shardy (the only partitioner xjax "
           "lowers for: its sdy attributes carry the shardings)."),
+    _Flag("jax_default_prng_impl", "threefry2x32", "JAX_DEFAULT_PRNG_IMPL", kind=str,
+          help="The PRNG implementation of keys made without an explicit `impl`.",
+          choices=("threefry2x32", "rbg", "unsafe_rbg")),
     _Flag("jax_ragged_dot_use_ragged_dot_instruction", True, None,
           help="(TPU only, in JAX) Lower ragged_dot to chlo.ragged_dot; xjax lowers ragged_dot "
           "densely on every platform, as JAX does off TPU, so the flag changes nothing."),
@@ -399,7 +402,7 @@ class Config:
            self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs,
            self.jax_debug_key_reuse, self.jax_check_tracer_leaks,
            self.jax_allow_f16_reductions, self.jax_check_static_indices,
-           *(provider() for provider in _context_providers))
+           self.jax_default_prng_impl, *(provider() for provider in _context_providers))
     # Interned: equal contexts give the same tuple object (callers compare keys by
     # identity first), and each distinct context a small int (`context_id`).
     with _interned_lock:
@@ -566,6 +569,7 @@ threefry_partitionable = State("jax_threefry_partitionable", True,
 default_device = State("jax_default_device")
 default_matmul_precision = State("jax_default_matmul_precision")
 jax_ragged_dot_use_ragged_dot_instruction = State("jax_ragged_dot_use_ragged_dot_instruction")
+default_prng_impl = State("jax_default_prng_impl")
 numpy_dtype_promotion = State("jax_numpy_dtype_promotion")
 numpy_rank_promotion = State("jax_numpy_rank_promotion")
 check_static_indices = _bool_state("jax_check_static_indices")

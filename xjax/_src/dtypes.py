@@ -668,6 +668,26 @@ def result_type(*args, return_weak_type_flag: bool = False):
   return (out, weak) if return_weak_type_flag else out
 
 
+def safe_to_cast(input_dtype_or_value, output_dtype_or_value) -> bool:
+  """Whether values of the first dtype (or value's dtype) cast to the second without loss
+  under the promotion rules: the dtypes are equal, or promoting the input with the
+  (strongly typed) output dtype gives the output dtype.
+
+  >>> safe_to_cast('int16', 'float32'), safe_to_cast('float32', 'int16')
+  (True, False)
+
+  Raises:
+    TypePromotionError: the dtypes differ and the promotion mode has no path between them.
+
+  Mirrors JAX's `jax._src.dtypes.safe_to_cast`.
+  """
+  input_dtype = dtype(input_dtype_or_value, canonicalize=True)
+  output_dtype = dtype(output_dtype_or_value, canonicalize=True)
+  if input_dtype == output_dtype:
+    return True
+  return result_type(input_dtype_or_value, output_dtype) == output_dtype
+
+
 # ---------------------------------------------------------------------------
 # User-requested dtypes and short names.
 

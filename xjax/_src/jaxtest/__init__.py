@@ -22,7 +22,7 @@ from xjax._src.jaxtest.case import (  # noqa: F401
     with_jax_dtype_defaults)
 from xjax._src.jaxtest.env import (  # noqa: F401
     TEST_NUM_THREADS, JaxTestLoader, assert_num_jit_and_pmap_compilations, capture_stderr,
-    capture_stdout, count_jit_and_pmap_lowerings, count_jit_compilation_cache_miss,
+    capture_stdout, count_device_put, count_jit_and_pmap_lowerings, count_jit_compilation_cache_miss,
     count_jit_tracing_cache_miss, count_pjit_cpp_cache_miss, count_primitive_compiles,
     create_mesh, device_supports_buffer_donation, is_asan, is_cloud_tpu, is_cloud_tpu_at_least,
     is_cuda_compute_capability_at_least, is_cuda_compute_capability_equal,

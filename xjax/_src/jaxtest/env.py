@@ -287,6 +287,15 @@ count_primitive_compiles = _count_misses("executables")
 
 
 @contextmanager
+def count_device_put():
+  """Counts host-to-device transfers of arrays in the block (a sharded array once); yields a
+  function returning the count so far (mirrors JAX's `count_device_put`)."""
+  from xjax._src import backend
+  before = backend.transfer_count
+  yield lambda: backend.transfer_count - before
+
+
+@contextmanager
 def assert_num_jit_and_pmap_compilations(times):
   with count_jit_and_pmap_lowerings() as count:
     yield

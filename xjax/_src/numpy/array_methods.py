@@ -322,8 +322,9 @@ def _key_take(self, indices, axis=None):
 def _key_eq(self, other):
   if not isinstance(other, prng.PRNGKeyArray):
     return NotImplemented
+  data_axes = tuple(range(-len(self._impl.key_shape), 0))  # all of each key's data
   return reductions.all(ufuncs.equal(prng.random_unwrap(self), prng.random_unwrap(other)),
-                        axis=-1)
+                        axis=data_axes)
 
 
 def _key_ne(self, other):
@@ -332,6 +333,17 @@ def _key_ne(self, other):
   return ufuncs.logical_not(self == other)
 
 
+# As in JAX, arithmetic and ordering are the jnp operations, which refuse key dtypes
+# ("add does not accept dtypes key<fry>, int32").
+for _name, _fn in _BINARY_OPERATORS.items():
+  setattr(prng.PRNGKeyArray, f"__{_name}__", _defer_to_unrecognized(_fn))
+  setattr(prng.PRNGKeyArray, f"__r{_name}__", _defer_to_unrecognized(_fn, swap=True))
+for _name in ("lt", "le", "gt", "ge"):
+  setattr(prng.PRNGKeyArray, f"__{_name}__", _defer_to_unrecognized(_COMPARISON_OPERATORS[_name]))
+prng.PRNGKeyArray.__neg__ = lambda self: ufuncs.negative(self)
+prng.PRNGKeyArray.__pos__ = lambda self: ufuncs.positive(self)
+prng.PRNGKeyArray.__abs__ = lambda self: ufuncs.absolute(self)
+prng.PRNGKeyArray.__invert__ = lambda self: ufuncs.invert(self)
 prng.PRNGKeyArray.at = property(_key_at, doc=_key_at.__doc__)
 prng.PRNGKeyArray.take = _key_take
 prng.PRNGKeyArray.__eq__ = _key_eq

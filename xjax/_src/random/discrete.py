@@ -126,7 +126,8 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
     logits_shape = list(shape[len(shape) - len(batch_shape):])
     logits_shape.insert(axis % ndim, logits.shape[axis])
     g = gumbel(key, (*prefix, *logits_shape), logits.dtype, mode=mode)
-    return jnp.argmax(g + lax_st.expand_dims(logits, tuple(range(len(prefix)))), axis=axis)
+    out = jnp.argmax(g + lax_st.expand_dims(logits, tuple(range(len(prefix)))), axis=axis)
+    return _resharded(out, out_sharding, "categorical")
   logits = logits + gumbel(key, logits.shape, logits.dtype, mode=mode)
   k = math.prod(prefix)
   if k > logits.shape[axis]:
@@ -134,7 +135,7 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True, m
                      f"categories ({logits.shape[axis]}).")
   _, indices = sorting.top_k(jnp.moveaxis(logits, axis, -1), k)
   dimensions = (indices.ndim - 1, *range(indices.ndim - 1))
-  return lax_st.reshape(indices, shape, dimensions)
+  return _resharded(lax_st.reshape(indices, shape, dimensions), out_sharding, "categorical")
 
 
 # ----------------------------------------------------------------------------
@@ -153,12 +154,14 @@ def permutation(key, x, axis: int = 0, independent: bool = False, *, out_shardin
   if not ndim:
     if not dtypes.issubdtype(dtypes.dtype(x, canonicalize=True), np.integer):
       raise TypeError("x must be an integer or at least 1-dimensional")
-    return _shuffle(key, jnp.arange(int(x)), axis)
-  if independent or ndim == 1:
-    return _shuffle(key, x, axis)
-  x = jnp.asarray(x)
-  ind = _shuffle(key, jnp.arange(x.shape[axis]), 0)
-  return jnp.take(x, ind, axis, unique_indices=True)
+    out = _shuffle(key, jnp.arange(int(x)), axis)
+  elif independent or ndim == 1:
+    out = _shuffle(key, x, axis)
+  else:
+    x = jnp.asarray(x)
+    ind = _shuffle(key, jnp.arange(x.shape[axis]), 0)
+    out = jnp.take(x, ind, axis, unique_indices=True)
+  return _resharded(out, out_sharding, "permutation")
 
 
 @functools.partial(jit, static_argnums=(2,))
@@ -242,7 +245,8 @@ def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
   dtype = np.dtype(dtypes.check_user_dtype_supported(int if dtype is None else dtype, "geometric"))
   if not dtypes.issubdtype(dtype, np.integer):
     raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dtype}")
-  return _geometric(key, p, _check_broadcast_shapes("geometric", shape, p), dtype)
+  return _resharded(_geometric(key, p, _check_broadcast_shapes("geometric", shape, p), dtype),
+                    out_sharding, "geometric")
 
 
 @functools.partial(jit, static_argnums=(2, 3))

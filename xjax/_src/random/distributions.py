@@ -157,11 +157,12 @@ def _check_broadcast_shapes(name, shape, *args):
 
 
 def _sampler(name, impl):
-  """A public sampler ``name(key, shape=(), dtype=None)`` calling jitted ``impl(key, shape, dtype)``."""
-  def sampler(key, shape=(), dtype=None):
+  """A public sampler ``name(key, shape=(), dtype=None, *, out_sharding=None)`` calling jitted
+  ``impl(key, shape, dtype)``; `out_sharding` lays the result out."""
+  def sampler(key, shape=(), dtype=None, *, out_sharding=None):
     key, _ = check_prng_key(name, key)
     dtype = _float_dtype(name, dtype)
-    return impl(key, core.canonicalize_shape(shape), dtype)
+    return _resharded(impl(key, core.canonicalize_shape(shape), dtype), out_sharding, name)
   sampler.__name__ = sampler.__qualname__ = name
   return sampler
 
@@ -200,7 +201,7 @@ logistic.__doc__ = "Standard logistic samples (mirrors `jax.random.logistic`)."
 cauchy.__doc__ = "Standard Cauchy samples (mirrors `jax.random.cauchy`)."
 
 
-def gumbel(key, shape=(), dtype=None, mode=None):
+def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
   """Standard Gumbel samples.
 
   ``mode='high'`` uses two uniforms for more dynamic range; ``mode='highest'`` (float32)
@@ -217,7 +218,8 @@ def gumbel(key, shape=(), dtype=None, mode=None):
   mode = "low" if mode is None else mode
   if mode not in ("highest", "high", "low"):
     raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
-  return _gumbel(key, core.canonicalize_shape(shape), dtype, mode)
+  return _resharded(_gumbel(key, core.canonicalize_shape(shape), dtype, mode), out_sharding,
+                    "gumbel")
 
 
 def _safe_int_to_float(bits, dtype):
@@ -255,8 +257,9 @@ def _gumbel(key, shape, dtype, mode):
     bits = _random_bits(key, 32, (2, *shape))
     # 1 - u as a 64-bit fraction: the complement plus one, carried from lo into hi.
     flipped = lax.bitwise_not(bits)
-    carry = jnp.stack([flipped[1] == np.uint32(0xFFFFFFFF), jnp.ones_like(flipped[1])])
-    flipped = flipped + carry.astype(np.uint32)
+    carry = jnp.stack([(flipped[1] == np.uint32(0xFFFFFFFF)).astype(np.uint32),
+                       jnp.ones_like(flipped[1])])
+    flipped = flipped + carry
     lower_half = bits[0] < np.uint32(1 << 31)
     x = _safe_int_to_float(jnp.where(lower_half, bits, flipped), np.float32)
     return jnp.where(lower_half, -jnp.log(-jnp.log1p(-x)), -jnp.log(-jnp.log(x)))
@@ -274,7 +277,8 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=
     shape = core.canonicalize_shape(shape)
   key, _ = check_prng_key("truncated_normal", key)
   dtype = _float_dtype("truncated_normal", dtype)
-  return _truncated_normal(key, lower, upper, shape, dtype)
+  return _resharded(_truncated_normal(key, lower, upper, shape, dtype), out_sharding,
+                    "truncated_normal")
 
 
 @functools.partial(jit, static_argnums=(3, 4))
@@ -299,7 +303,8 @@ def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
   """Pareto samples with shape parameter `b` (mirrors `jax.random.pareto`)."""
   key, _ = check_prng_key("pareto", key)
   dtype = _float_dtype("pareto", dtype)
-  return _pareto(key, b, _check_broadcast_shapes("pareto", shape, b), dtype)
+  return _resharded(_pareto(key, b, _check_broadcast_shapes("pareto", shape, b), dtype),
+                    out_sharding, "pareto")
 
 
 @functools.partial(jit, static_argnums=(2, 3))
@@ -312,7 +317,8 @@ def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
   """Maxwell samples: the norm of three standard normals (mirrors `jax.random.maxwell`)."""
   key, _ = check_prng_key("maxwell", key)
   dtype = _float_dtype("maxwell", dtype)
-  return _maxwell(key, core.canonicalize_shape(shape), dtype)
+  return _resharded(_maxwell(key, core.canonicalize_shape(shape), dtype), out_sharding,
+                    "maxwell")
 
 
 @functools.partial(jit, static_argnums=(1, 2))
@@ -355,7 +361,8 @@ def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
   """Rayleigh samples (mirrors `jax.random.rayleigh`)."""
   key, _ = check_prng_key("rayleigh", key)
   dtype = _float_dtype("rayleigh", dtype)
-  return _rayleigh(key, scale, _check_broadcast_shapes("rayleigh", shape, scale), dtype)
+  return _resharded(_rayleigh(key, scale, _check_broadcast_shapes("rayleigh", shape, scale),
+                              dtype), out_sharding, "rayleigh")
 
 
 @functools.partial(jit, static_argnums=(2, 3))
@@ -369,7 +376,8 @@ def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
   """Wald (inverse Gaussian) samples (mirrors `jax.random.wald`)."""
   key, _ = check_prng_key("wald", key)
   dtype = _float_dtype("wald", dtype)
-  return _wald(key, mean, _check_broadcast_shapes("wald", shape, mean), dtype)
+  return _resharded(_wald(key, mean, _check_broadcast_shapes("wald", shape, mean), dtype),
+                    out_sharding, "wald")
 
 
 @functools.partial(jit, static_argnums=(2, 3))
@@ -391,7 +399,8 @@ def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=N
   key, _ = check_prng_key("triangular", key)
   dtype = _float_dtype("triangular", dtype)
   shape = _check_broadcast_shapes("triangular", shape, left, mode, right)
-  return _triangular(key, left, mode, right, shape, dtype)
+  return _resharded(_triangular(key, left, mode, right, shape, dtype), out_sharding,
+                    "triangular")
 
 
 @functools.partial(jit, static_argnums=(4, 5), inline=True)
@@ -410,7 +419,8 @@ def lognormal(key, sigma=np.float32(1), shape=None, dtype=None, *, out_sharding=
   """Log-normal samples: exp(sigma * normal) (mirrors `jax.random.lognormal`)."""
   key, _ = check_prng_key("lognormal", key)
   dtype = _float_dtype("lognormal", dtype, np.inexact, "a float or complex")
-  return _lognormal(key, sigma, _check_broadcast_shapes("lognormal", shape, sigma), dtype)
+  return _resharded(_lognormal(key, sigma, _check_broadcast_shapes("lognormal", shape, sigma),
+                               dtype), out_sharding, "lognormal")
 
 
 @functools.partial(jit, static_argnums=(2, 3), inline=True)
@@ -434,7 +444,8 @@ def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
   dtype = dtypes.dtype(p, canonicalize=True)
   if not dtypes.issubdtype(dtype, np.floating):
     raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype}.")
-  return _bernoulli(key, lax.convert_element_type(p, dtype), shape, mode)
+  return _resharded(_bernoulli(key, lax.convert_element_type(p, dtype), shape, mode),
+                    out_sharding, "bernoulli")
 
 
 @functools.partial(jit, static_argnums=(2, 3))
@@ -456,10 +467,11 @@ def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
   """Random signs, -1 or +1 with equal probability (mirrors `jax.random.rademacher`)."""
   key, _ = check_prng_key("rademacher", key)
   dtype = dtypes.check_user_dtype_supported(int if dtype is None else dtype, "rademacher")
-  return _rademacher(key, core.canonicalize_shape(shape), np.dtype(dtype))
+  return _resharded(_rademacher(key, core.canonicalize_shape(shape), np.dtype(dtype)),
+                    out_sharding, "rademacher")
 
 
 @functools.partial(jit, static_argnums=(1, 2))
 def _rademacher(key, shape, dtype):
-  samples = bernoulli(key, 0.5, shape)
+  samples = bernoulli(key, 0.5, shape).astype(dtype)
   return (2 * samples - 1).astype(dtype)

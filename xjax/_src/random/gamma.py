@@ -35,8 +35,8 @@ from xjax._src.lax.special import random_gamma_grad
 from xjax._src.numpy.util import check_arraylike, promote_dtypes_inexact
 from xjax._src.random import prng
 from xjax._src.random.distributions import (_check_broadcast_shapes, _check_shape, _float_dtype,
-                                            _select, _split, exponential, normal, rademacher,
-                                            uniform)
+                                            _resharded, _select, _split, exponential, normal,
+                                            rademacher, uniform)
 from xjax._src.random.keys import check_prng_key, split
 from xjax._src.vmap import vmap
 
@@ -91,10 +91,11 @@ def _gamma_one(key, alpha, log_space):
   return lax.mul(lax.mul(d, V), boost)
 
 
-def _gamma_impl(key_data, a, *, log_space, partitionable):
-  """Gamma samples of a's shape; the keys (shape a.shape[:k]) are split to match a."""
+def _gamma_impl(key_data, a, *, log_space, partitionable, impl=prng.threefry_prng_impl):
+  """Gamma samples of a's shape; the keys (shape a.shape[:k], of PRNG `impl`) are split to
+  match a."""
   with config.override("jax_threefry_partitionable", partitionable):
-    keys = prng.random_wrap(key_data, impl=prng.threefry_prng_impl)
+    keys = prng.random_wrap(key_data, impl=impl)
     a_shape = np.shape(a)
     split_count = int(np.prod(a_shape[keys.ndim:], dtype=np.int64))
     keys = vmap(lambda k: _split(k, split_count))(keys.flatten()).flatten()
@@ -102,7 +103,7 @@ def _gamma_impl(key_data, a, *, log_space, partitionable):
     return jnp.reshape(samples, a_shape)
 
 
-def _random_gamma_abstract_eval(key_data, a, *, log_space, partitionable):
+def _random_gamma_abstract_eval(key_data, a, *, log_space, partitionable, impl):
   return a
 
 
@@ -161,7 +162,7 @@ def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
   dtype = _float_dtype("gamma", dtype)
   if shape is not None:
     shape = core.canonicalize_shape(shape)
-  return _gamma(key, a, shape, dtype, False)
+  return _resharded(_gamma(key, a, shape, dtype, False), out_sharding, "gamma")
 
 
 def loggamma(key, a, shape=None, dtype=None, *, out_sharding=None):
@@ -170,7 +171,7 @@ def loggamma(key, a, shape=None, dtype=None, *, out_sharding=None):
   dtype = _float_dtype("gamma", dtype)
   if shape is not None:
     shape = core.canonicalize_shape(shape)
-  return _gamma(key, a, shape, dtype, True)
+  return _resharded(_gamma(key, a, shape, dtype, True), out_sharding, "loggamma")
 
 
 @functools.partial(jit, static_argnums=(2, 3, 4))
@@ -183,14 +184,15 @@ def _gamma(key, a, shape, dtype, log_space):
   if np.shape(a) != shape:
     a = jnp.broadcast_to(a, shape)
   return random_gamma_p.bind(key._base_array, a, log_space=log_space,
-                             partitionable=prng.partitionable())
+                             partitionable=prng.partitionable(), impl=key._impl)
 
 
 def beta(key, a, b, shape=None, dtype=None, *, out_sharding=None):
   """Beta(a, b) samples, as a ratio of gamma samples (mirrors `jax.random.beta`)."""
   key, _ = check_prng_key("beta", key)
   dtype = _float_dtype("beta", dtype)
-  return _beta(key, a, b, _check_broadcast_shapes("beta", shape, a, b), dtype)
+  return _resharded(_beta(key, a, b, _check_broadcast_shapes("beta", shape, a, b), dtype),
+                    out_sharding, "beta")
 
 
 @functools.partial(jit, static_argnums=(3, 4))
@@ -213,7 +215,7 @@ def dirichlet(key, alpha, shape=None, dtype=None, *, out_sharding=None):
   dtype = _float_dtype("dirichlet", dtype)
   if shape is not None:
     shape = core.canonicalize_shape(shape)
-  return _dirichlet(key, alpha, shape, dtype)
+  return _resharded(_dirichlet(key, alpha, shape, dtype), out_sharding, "dirichlet")
 
 
 @functools.partial(jit, static_argnums=(2, 3))
@@ -234,7 +236,8 @@ def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
   """Chi-square samples with `df` degrees of freedom (mirrors `jax.random.chisquare`)."""
   key, _ = check_prng_key("chisquare", key)
   dtype = _float_dtype("chisquare", dtype)
-  return _chisquare(key, df, _check_broadcast_shapes("chisquare", shape, df), dtype)
+  return _resharded(_chisquare(key, df, _check_broadcast_shapes("chisquare", shape, df), dtype),
+                    out_sharding, "chisquare")
 
 
 @functools.partial(jit, static_argnums=(2, 3))
@@ -255,7 +258,8 @@ def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
     dfden: the denominator's degrees of freedom, likewise.
     shape: the result shape; None: the broadcast shape of `dfnum` and `dfden`.
     dtype: a float dtype (default: the default float dtype).
-    out_sharding: accepted for JAX's signature; xjax places samples on one device.
+    out_sharding: None, or the result's sharding (a NamedSharding, or a PartitionSpec over
+      the context mesh).
 
   Returns:
     An array of `dtype` and that shape.
@@ -268,7 +272,8 @@ def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
   """
   key, _ = check_prng_key("f", key)
   dtype = _float_dtype("f", dtype)
-  return _f(key, dfnum, dfden, _check_broadcast_shapes("f", shape, dfnum, dfden), dtype)
+  return _resharded(_f(key, dfnum, dfden, _check_broadcast_shapes("f", shape, dfnum, dfden),
+                       dtype), out_sharding, "f")
 
 
 @functools.partial(jit, static_argnums=(3, 4))
@@ -285,7 +290,8 @@ def t(key, df, shape=None, dtype=None, *, out_sharding=None):
   """Student's t samples with `df` degrees of freedom (mirrors `jax.random.t`)."""
   key, _ = check_prng_key("t", key)
   dtype = _float_dtype("t", dtype)
-  return _t(key, df, _check_broadcast_shapes("t", shape, df), dtype)
+  return _resharded(_t(key, df, _check_broadcast_shapes("t", shape, df), dtype), out_sharding,
+                    "t")
 
 
 @functools.partial(jit, static_argnums=(2, 3))
@@ -298,12 +304,13 @@ def _t(key, df, shape, dtype):
   return n * jnp.sqrt(half_df / g)
 
 
-def generalized_normal(key, p, shape=(), dtype=None):
+def generalized_normal(key, p, shape=(), dtype=None, *, out_sharding=None):
   """Generalized normal samples with shape parameter `p` (mirrors `jax.random.generalized_normal`)."""
   shape = core.canonicalize_shape(shape)
   key, _ = check_prng_key("generalized_normal", key)
   dtype = _float_dtype("generalized_normal", dtype)
-  return _generalized_normal(key, p, shape, dtype)
+  return _resharded(_generalized_normal(key, p, shape, dtype), out_sharding,
+                    "generalized_normal")
 
 
 @functools.partial(jit, static_argnums=(2, 3))
@@ -314,12 +321,12 @@ def _generalized_normal(key, p, shape, dtype):
   return r * g ** (1 / p)
 
 
-def ball(key, d: int, p: float = 2, shape=(), dtype=None):
+def ball(key, d: int, p: float = 2, shape=(), dtype=None, *, out_sharding=None):
   """Samples uniform in the unit p-norm ball of dimension `d` (mirrors `jax.random.ball`)."""
   shape = core.canonicalize_shape(shape)
   key, _ = check_prng_key("ball", key)
   dtype = _float_dtype("ball", dtype)
-  return _ball(key, p, int(d), shape, dtype)
+  return _resharded(_ball(key, p, int(d), shape, dtype), out_sharding, "ball")
 
 
 @functools.partial(jit, static_argnums=(2, 3, 4))
@@ -340,7 +347,7 @@ def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
   dtype = np.dtype(dtypes.check_user_dtype_supported(int if dtype is None else dtype, "poisson"))
   shape = np.shape(lam) if shape is None else core.canonicalize_shape(shape)
   lam = lax.convert_element_type(jnp.broadcast_to(lam, shape), np.float32)
-  return _poisson(key, lam, shape, dtype)
+  return _resharded(_poisson(key, lam, shape, dtype), out_sharding, "poisson")
 
 
 @functools.partial(jit, static_argnums=(2, 3, 4))

@@ -20,6 +20,8 @@ from xjax._src.config import config
 from xjax._src.lax import elementwise as ew
 from xjax._src.random import prng
 from xjax._src.random.prng import PRNGKeyArray
+from xjax._src.sharding import constraints
+from xjax._src.sharding import rules
 
 
 def _asarray(x):
@@ -30,7 +32,9 @@ def _asarray(x):
 
 
 def default_prng_impl() -> prng.PRNGImpl:
-  return prng.threefry_prng_impl
+  """The PRNG of keys made without an `impl`: ``jax_default_prng_impl`` (threefry2x32 by
+  default; also rbg and unsafe_rbg)."""
+  return prng.prngs[config.jax_default_prng_impl]
 
 
 class PRNGSpec:
@@ -236,7 +240,10 @@ def bits(key, shape=(), dtype=None, *, out_sharding=None):
   if not dtypes.issubdtype(dtype, np.unsignedinteger):
     raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
   shape = core.canonicalize_shape(shape)
-  return prng.random_bits(typed, np.dtype(dtype).itemsize * 8, shape)
+  out = prng.random_bits(typed, np.dtype(dtype).itemsize * 8, shape)
+  if out_sharding is None:
+    return out
+  return constraints.reshard(out, rules.canonicalize_out_sharding(out_sharding, "bits"))
 
 
 def key_data(keys):

@@ -12,11 +12,12 @@ import operator
 import numpy as np
 
 from xjax import numpy as jnp  # jnp is fully imported before xjax.random (xjax/__init__.py)
+from xjax._src import config
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src.jit import jit
 from xjax._src.numpy.util import concrete_or_error, promote_dtypes_inexact
-from xjax._src.random.distributions import _check_shape, normal
+from xjax._src.random.distributions import _check_shape, _resharded, normal
 from xjax._src.random.keys import check_prng_key
 
 _FACTOR_METHODS = ("svd", "eigh", "cholesky")
@@ -36,7 +37,8 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
     dtype: a float dtype (default: mean's dtype after promotion to inexact).
     method: how ``factor @ factor^T = cov`` is found: 'cholesky' (default),
       or 'eigh' / 'svd' for singular covariances.
-    out_sharding: accepted for JAX's signature; only None (no sharding) here.
+    out_sharding: None, or the result's sharding (a NamedSharding, or a PartitionSpec over
+      the context mesh).
 
   Returns:
     Samples of shape ``shape + (n,)``.
@@ -61,7 +63,8 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
                      f"{np.dtype(dtype)}")
   if shape is not None:
     shape = core.canonicalize_shape(shape)
-  return _multivariate_normal(key, mean, cov, shape, np.dtype(dtype), method)
+  return _resharded(_multivariate_normal(key, mean, cov, shape, np.dtype(dtype), method),
+                    out_sharding, "multivariate_normal")
 
 
 @functools.partial(jit, static_argnums=(3, 4, 5))
@@ -88,7 +91,8 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method):
   else:
     factor = jnp.linalg.cholesky(cov)
   samples = normal(key, shape + mean.shape[-1:], dtype)
-  return mean + jnp.einsum("...ij,...j->...i", factor, samples)
+  with config.numpy_rank_promotion("allow"):  # mean broadcasts against the sample axes
+    return mean + jnp.einsum("...ij,...j->...i", factor, samples)
 
 
 def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
@@ -103,7 +107,8 @@ def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
     shape: batch dimensions of the result.
     dtype: a float dtype (default float32, float64 with x64).
     m: columns; default `n`.
-    out_sharding: accepted for JAX's signature; only None here.
+    out_sharding: None, or the result's sharding (a NamedSharding, or a PartitionSpec over
+      the context mesh).
 
   Returns:
     An array of shape ``(*shape, n, m)``.
@@ -122,7 +127,7 @@ def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
   context = "The error occurred in jax.random.orthogonal()"
   n = operator.index(concrete_or_error(n, context))
   m = n if m is None else operator.index(concrete_or_error(m, context))
-  return _orthogonal(key, n, m, shape, dtype)
+  return _resharded(_orthogonal(key, n, m, shape, dtype), out_sharding, "orthogonal")
 
 
 @functools.partial(jit, static_argnums=(1, 2, 3, 4))

@@ -192,16 +192,76 @@ def _traced(fun, avals, params, config_key):
 executable_cache.on_clear(_traced.cache_clear)
 
 
-def _lower_by_tracing(name, fun):
-  """A lowering emitting `fun` (a function of the physical operands) as a private function."""
+def _lower_by_tracing(name, fun, key_impl: bool = False):
+  """A lowering emitting `fun` (a function of the physical operands) as a private function.
+  With `key_impl`, `fun` also gets the PRNG implementation (`impl`) of the key operand."""
   def lowering(ctx, *args, **params):
     avals = tuple(core.physical_aval(a) for a in ctx.avals_in)
+    if key_impl:
+      params = {**params, "impl": ctx.avals_in[0].dtype._impl}
     closed = _traced(fun, avals, tuple(sorted(params.items())), config.values_key())
     return ctx.call(closed, name, args)[0]
   return lowering
 
 
-def _key_prim(name, abstract_eval, fun, batch_rule):
+# The key-level functions of an implementation on physical key data with leading key axes.
+# Threefry's own functions take any number of leading axes; another implementation's (JAX's
+# signature: one key, `impl.key_shape`) are mapped over them with vmap, as JAX does.
+
+def _per_key(fn, n_axes: int):
+  from xjax._src.vmap import vmap  # vmap is above random in the layer order
+  for _ in range(n_axes):
+    fn = vmap(fn)
+  return fn
+
+
+def _key_axes(data, impl) -> int:
+  return np.ndim(data) - len(impl.key_shape)
+
+
+def seed_data(seeds, impl: PRNGImpl):
+  """Key data of shape (*seeds.shape, *impl.key_shape) seeded by integer `seeds`."""
+  if impl is threefry_prng_impl:
+    return threefry.threefry_seed(seeds)
+  return _per_key(impl.seed, np.ndim(seeds))(seeds)
+
+
+def split_data(keys, impl: PRNGImpl, shape, partitionable: bool):
+  """Key data of shape (*K, *shape, *key_shape): `shape` new keys from each key of `keys`."""
+  if impl is threefry_prng_impl:
+    return threefry.threefry_split(keys, shape, partitionable)
+  return _per_key(lambda k: impl.split(k, shape), _key_axes(keys, impl))(keys)
+
+
+def fold_in_data(keys, msgs, impl: PRNGImpl):
+  """Key data folding uint32 `msgs` into `keys` (broadcast against each other)."""
+  if impl is threefry_prng_impl:
+    return threefry.threefry_fold_in(keys, msgs)
+  batch = np.broadcast_shapes(np.shape(keys)[:_key_axes(keys, impl)], np.shape(msgs))
+  keys = _broadcast_leading(keys, batch, len(impl.key_shape))
+  msgs = _broadcast_leading(msgs, batch, 0)
+  return _per_key(impl.fold_in, len(batch))(keys, msgs)
+
+
+def bits_data(keys, impl: PRNGImpl, bit_width: int, shape, partitionable: bool):
+  """Random bits of shape (*K, *shape) from each key of `keys`."""
+  if impl is threefry_prng_impl:
+    return threefry.threefry_random_bits(keys, bit_width, shape, partitionable)
+  fn = lambda k: impl.random_bits(k, bit_width, shape)
+  return _per_key(fn, _key_axes(keys, impl))(keys)
+
+
+def _broadcast_leading(x, batch, n_trailing: int):
+  shape = np.shape(x)
+  lead = len(shape) - n_trailing
+  target = (*batch, *shape[lead:])
+  if tuple(shape) == target:
+    return x
+  dims = tuple(range(len(batch) - lead, len(target)))
+  return st.broadcast_in_dim(x, target, dims)
+
+
+def _key_prim(name, abstract_eval, fun, batch_rule, key_impl: bool = True):
   prim = core.Primitive(name)
   def impl(*args, **params):
     try:
@@ -212,7 +272,7 @@ def _key_prim(name, abstract_eval, fun, batch_rule):
     return run_eager(name, lambda *xs: [prim.bind(*xs, **params)], *args, fn_key=fn_key)[0]
   prim.def_impl(impl)
   prim.def_abstract_eval(abstract_eval)
-  prim.def_lowering(_lower_by_tracing(name, fun))
+  prim.def_lowering(_lower_by_tracing(name, fun, key_impl))
   prim.def_batch(batch_rule)
   prim.def_pp_params(lambda params: {k: v for k, v in params.items() if k != "partitionable"})
   ad.defjvp_zero(prim)
@@ -243,8 +303,8 @@ def _seed_batch(axis_data, args, dims, *, impl):
   return random_seed_p.bind(seeds, impl=impl), d
 
 
-random_seed_p = _key_prim("random_seed", _seed_abstract_eval,
-                          lambda seeds, impl: impl.seed(seeds), _seed_batch)
+random_seed_p = _key_prim("random_seed", _seed_abstract_eval, seed_data, _seed_batch,
+                          key_impl=False)  # its impl is a param
 
 
 # random_split: keys K -> keys (*K, *shape)
@@ -260,8 +320,8 @@ def _split_batch(axis_data, args, dims, **params):
 
 
 random_split_p = _key_prim("random_split", _split_abstract_eval,
-                           lambda keys, shape, partitionable:
-                           threefry.threefry_split(keys, shape, partitionable), _split_batch)
+                           lambda keys, shape, partitionable, impl:
+                           split_data(keys, impl, shape, partitionable), _split_batch)
 
 
 # random_fold_in: keys K and uint32 messages M -> keys broadcast(K, M)
@@ -285,7 +345,7 @@ def _fold_in_batch(axis_data, args, dims):
 
 
 random_fold_in_p = _key_prim("random_fold_in", _fold_in_abstract_eval,
-                             lambda keys, msgs: threefry.threefry_fold_in(keys, msgs),
+                             lambda keys, msgs, impl: fold_in_data(keys, msgs, impl),
                              _fold_in_batch)
 
 
@@ -302,9 +362,8 @@ def _bits_batch(axis_data, args, dims, **params):
 
 
 random_bits_p = _key_prim("random_bits", _bits_abstract_eval,
-                          lambda keys, bit_width, shape, partitionable:
-                          threefry.threefry_random_bits(keys, bit_width, shape, partitionable),
-                          _bits_batch)
+                          lambda keys, bit_width, shape, partitionable, impl:
+                          bits_data(keys, impl, bit_width, shape, partitionable), _bits_batch)
 
 
 # random_wrap / random_unwrap: key data (*K, 2) <-> keys of shape K. Identities on the
@@ -321,10 +380,12 @@ def _identity_key_prim(name, abstract_eval, impl, batch_rule):
 
 
 def _wrap_abstract_eval(data, *, impl):
-  if data.dtype != _U32 or not data.shape or data.shape[-1] != 2:
-    raise TypeError(f"random_wrap takes uint32 key data of shape (..., 2), got "
+  lead = data.ndim - len(impl.key_shape)
+  if data.dtype != _U32 or lead < 0 or tuple(data.shape[lead:]) != tuple(impl.key_shape):
+    shape = ", ".join(map(str, impl.key_shape))
+    raise TypeError(f"random_wrap takes uint32 key data of shape (..., {shape}), got "
                     f"{data.str_short()}")
-  return key_aval(data.shape[:-1], impl)
+  return key_aval(data.shape[:lead], impl)
 
 
 def _wrap_impl(data, *, impl):
@@ -335,9 +396,9 @@ def _wrap_impl(data, *, impl):
 
 def _wrap_batch(axis_data, args, dims, *, impl):
   (data,), (d,) = args, dims
-  if d == np.ndim(data) - 1:
+  if d >= np.ndim(data) - len(impl.key_shape):
     raise ValueError("vmap over the key-data axis of raw PRNG keys: map an axis of the "
-                     "key array instead (raw keys have shape (..., 2))")
+                     f"key array instead (raw keys have shape (..., {impl.key_shape}))")
   return random_wrap_p.bind(batching.moveaxis(data, d, 0), impl=impl), 0
 
 
@@ -496,17 +557,20 @@ def _key_comparison(prim, reduce):
                       f"{x.shape}, {y.shape}.")
     return core.ShapedArray(shape, np.dtype(bool))
 
-  def on_data(x, y, *, out_shape):
+  def on_data(x, y, *, out_shape, n_data):
+    n = len(out_shape)
+
     def full(d):
-      return st.broadcast_in_dim(d, (*out_shape, *d.shape[-1:]),
-                                 tuple(range(len(out_shape) + 1 - d.ndim, len(out_shape) + 1)))
-    return reduce(prim.bind(full(x), full(y)), (len(out_shape),))
+      return st.broadcast_in_dim(d, (*out_shape, *d.shape[d.ndim - n_data:]),
+                                 tuple(range(n + n_data - d.ndim, n + n_data)))
+    return reduce(prim.bind(full(x), full(y)), tuple(range(n, n + n_data)))
 
   def key_lowering(ctx, x, y, **params):
     if not any(map(core.is_extended, ctx.avals_in)):
       return lowering(ctx, x, y, **params)
     avals = tuple(core.physical_aval(a) for a in ctx.avals_in)
-    closed = _traced(on_data, avals, (("out_shape", ctx.avals_out[0].shape),),
+    n_data = len(ctx.avals_in[0].dtype.physical_element_shape)
+    closed = _traced(on_data, avals, (("n_data", n_data), ("out_shape", ctx.avals_out[0].shape)),
                      config.values_key())
     return ctx.call(closed, prim.name, [x, y])[0]
 

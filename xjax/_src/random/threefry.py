@@ -173,13 +173,38 @@ def threefry_2x32(keys, count):
 def iota_2x32_shape(shape):
   """``(hi, lo)``: the words of a 64-bit row-major iota of `shape`, as two uint32 arrays.
 
-  xjax builds it in 32 bits, so sizes up to 2**32 (hi is then zero).
+  Up to 2**32 elements hi is zero and lo a reshaped iota; past that the index is summed over
+  the axes (each axis's iota times its stride) in 32-bit words with carries.
+
+  Raises:
+    NotImplementedError: more than 2**64 elements (as JAX).
   """
   size = math.prod(shape)
-  if size > 2 ** 32:
-    raise NotImplementedError(f"random arrays of more than 2**32 elements (shape {shape})")
-  lo = st.reshape(st.iota(_U32, size), shape)
-  return st.full(shape, 0, _U32), lo
+  if size > 2 ** 64:
+    raise NotImplementedError("random bits array of size exceeding 2 ** 64")
+  if size <= 2 ** 32:
+    lo = st.reshape(st.iota(_U32, size), shape)
+    return st.full(shape, 0, _U32), lo
+  strides = [math.prod(shape[axis + 1:]) for axis in range(len(shape))]
+  return _strided_index_words(tuple(shape), strides)
+
+
+def _strided_index_words(shape, strides):
+  """``(hi, lo)`` uint32 words of the 64-bit ``sum(index[axis] * strides[axis])`` at every
+  position of `shape` (the strides are Python ints below 2**64)."""
+  from xjax._src.lax.misc_ops import mulhi  # high words of 32-bit products
+  hi, lo = st.full(shape, 0, _U32), st.full(shape, 0, _U32)
+  for axis, stride in enumerate(strides):
+    if shape[axis] == 1:
+      continue
+    index = st.broadcasted_iota(_U32, shape, axis)
+    s_lo, s_hi = stride & 0xFFFFFFFF, stride >> 32
+    part_lo = ew.mul(index, _u32(s_lo))
+    part_hi = ew.add(mulhi(index, st.full(shape, s_lo, _U32)), ew.mul(index, _u32(s_hi)))
+    new_lo = ew.add(lo, part_lo)
+    carry = ew.convert_element_type(ew.lt(new_lo, lo), _U32)
+    hi, lo = ew.add(ew.add(hi, part_hi), carry), new_lo
+  return hi, lo
 
 
 def threefry_split(keys, shape: tuple[int, ...], partitionable: bool):

@@ -61,6 +61,13 @@ def place(x, sharding) -> Array:
   if isinstance(x, core.Tracer):
     raise core.escaped_tracer_error(x)
   aval = x.aval if type(x) is Array else core.get_aval(x)
+  if type(x) is Array and core.is_extended(aval):
+    # Keys (and other extended dtypes): their physical data placed, the trailing data axes
+    # whole on every device.
+    sharding.check_shape(aval.shape)
+    data = place(Array(x._buf, core.physical_aval(aval), x._device, x._committed, x._sharding),
+                 sharding)
+    return as_array(data._buf, aval, sharding)
   sharding.check_shape(aval.shape)
   devices = sharding._device_assignment
   tiles = sharding._tile_description(len(aval.shape))

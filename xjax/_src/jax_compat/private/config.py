@@ -10,6 +10,9 @@ from xjax._src.config import State, config
 
 globals().update({k: v for k, v in vars(_config_lib).items()
                   if isinstance(v, State) or k in ("config", "State", "disable_jit")})
+# As in JAX, a state: ``config.disable_jit.value`` reads it, ``with config.disable_jit():``
+# (True by default) sets it.
+disable_jit = State("jax_disable_jit", True)
 
 
 def _read(name: str):
