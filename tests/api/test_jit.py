@@ -353,3 +353,19 @@ def test_jit_argnum_resolution_and_validation_as_jax():
   # JAX's __getstate__ (function_name through unnamed partials); pickling round-trips.
   assert xjax.jit(functools.partial(f, 1)).__getstate__()["function_name"] == "f"
   assert pickle.loads(pickle.dumps(xjax.jit(abs)))(-2.0) == 2.0
+
+
+def test_jit_overflow_and_donation_warnings_per_function():
+  import warnings
+  with pytest.raises(OverflowError, match="An overflow.*whose argument path is x"):
+    xjax.jit(lambda x: x + 0)(2 ** 31)
+  x, y = jnp.ones(2), jnp.ones(2, jnp.int32)
+  # Each function's compilation warns, even where an equal program was compiled before.
+  for _ in range(2):
+    f = xjax.jit(lambda x, y: x.sum() + y.sum(), donate_argnums=(0, 1))
+    with pytest.warns(UserWarning, match="Some donated buffers were not usable"):
+      f(jnp.ones(2), jnp.ones(2, jnp.int32))
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    f(x, y)  # no new compilation: no warning
+  assert "jax:    0.10.2 (xjax " in xjax.print_environment_info(return_string=True)

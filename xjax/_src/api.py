@@ -136,14 +136,18 @@ def clear_caches() -> None:
 
 
 def print_environment_info(return_string: bool = False) -> str | None:
-  """Prints (or returns) versions, devices and JAX_/XLA_ environment variables.
+  """Prints (or returns) versions (the JAX API mirrored, xjax, jaxlib, NumPy, Python),
+  devices and JAX_/XLA_ environment variables.
 
   Mirrors `jax.print_environment_info`.
   """
   import importlib.metadata
+  from xjax._src.jax_compat import JAX_VERSION
   devs = backend.devices()
+  # The first line names the JAX release whose API xjax mirrors (what `jax.__version__` says
+  # under `install_as_jax`), then xjax's own version.
   info = textwrap.dedent(f"""\
-  jax:    {version.__version__}
+  jax:    {JAX_VERSION} (xjax {version.__version__})
   jaxlib: {importlib.metadata.version('jaxlib')}
   numpy:  {np.__version__}
   python: {sys.version.replace(chr(10), ' ')}

@@ -304,12 +304,22 @@ class PjitFunction:
       self._raise_bad_argument(leaves, dyn_args, dyn_kwargs)
 
   def _raise_bad_argument(self, leaves, dyn_args, dyn_kwargs):
-    """Raises JAX's TypeError naming the argument that is not an array type."""
+    """Raises JAX's TypeError naming the argument that is not an array type (or its
+    OverflowError naming one too large for its type)."""
     paths = [tree_util.keystr(p) for p, _ in
              tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))[0]]
     for x, path in zip(leaves, paths):
       if isinstance(x, core.Tracer):
         continue
+      try:
+        core.get_aval(x)
+      except TypeError:
+        pass  # shaped_abstractify below raises JAX's message
+      except OverflowError:
+        raise OverflowError(
+            "An overflow was encountered while parsing an argument to a jitted computation, "
+            f"whose argument path is {arg_path_name(self._sig, path)}. Got {type(x)} with "
+            f"value {x}") from None
       shaped_abstractify(x, self._fun, arg_path_name(self._sig, path))
     raise AssertionError("internal: unreachable")
 
@@ -512,7 +522,8 @@ class PjitFunction:
     n_consts = len(closed.consts)
     aliases = None
     if donate_mask is not None:
-      aliases = {n_consts + i: j for i, j in _donation_aliases(closed, donate_mask).items()}
+      aliases = {n_consts + i: j
+                 for i, j in _donation_aliases(closed, donate_mask, warn=True).items()}
     return lowering.SpmdModule(mesh, [None] * n_consts + list(in_shardings), out_shardings,
                                aliases)
 
@@ -543,6 +554,8 @@ class PjitFunction:
     if state_types.takes_refs(closed):
       return self._compile_with_refs(closed, out_tree, leaves, device)
     donate_mask = self._donate_mask(dyn_args, dyn_kwargs, len(leaves))
+    if donate_mask is not None:  # this function's compilation, even if the executable is shared
+      _donation_aliases(closed, donate_mask, warn=True)
 
     def build():
       fun_name = f"jit({self._name})"
@@ -701,8 +714,10 @@ def _same_statics(a: tuple, b: tuple) -> bool:
 def _static_name(static) -> str:
   return static[0]
 
-def _donation_aliases(closed: core.ClosedJaxpr, donate_mask) -> dict[int, int]:
-  """Pairs each donated input with an unclaimed output of the same type; warns for the rest."""
+def _donation_aliases(closed: core.ClosedJaxpr, donate_mask, warn: bool = False
+                      ) -> dict[int, int]:
+  """Pairs each donated input with an unclaimed output of the same type; with `warn`, JAX's
+  warning names the rest (given at each compilation of a function, as JAX compiles)."""
   outs = list(closed.out_avals)
   claimed = [False] * len(outs)
   aliases, unusable = {}, []
@@ -716,7 +731,7 @@ def _donation_aliases(closed: core.ClosedJaxpr, donate_mask) -> dict[int, int]:
         break
     else:
       unusable.append(aval.str_short())
-  if unusable:
+  if unusable and warn:
     warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}.\n"
                   "See an explanation at https://docs.jax.dev/en/latest/faq.html#buffer-donation.",
                   stacklevel=4)
