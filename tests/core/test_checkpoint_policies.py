@@ -230,3 +230,31 @@ def test_scan_inside_checkpoint_is_recomputed_not_saved():
   np.testing.assert_allclose(jax.grad(lambda x: outer(x, jax.checkpoint_policies.everything_saveable))(x),
                              expected, rtol=1e-6)
   np.testing.assert_allclose(jax.jit(jax.grad(lambda x: outer(x, None)))(x), expected, rtol=1e-6)
+
+
+def test_checkpoint_traces_once_per_signature_and_evaluates_op_by_op():
+  from xjax import lax
+  count = []
+
+  @xjax.checkpoint
+  def g(x, n):
+    count.append(1)
+    return lax.sin(x) * n
+
+  for _ in range(5):
+    g(2.0, 3.0)
+  xjax.grad(lambda x: g(x, 3.0))(2.0)
+  assert len(count) == 1  # one trace for the signature, as in JAX
+  g(np.ones(2, np.float32), 3.0)
+  assert len(count) == 2
+  # Evaluated eagerly, equation by equation, each through its primitive's impl (a callable
+  # even where the primitive has no rule of its own: the generic dispatch).
+  calls = []
+  impl = lax.sin_p.impl
+  _, f_lin = xjax.linearize(xjax.checkpoint(lambda x: lax.sin(lax.sin(x))), 2.0)
+  try:
+    lax.sin_p.def_impl(lambda x, **kw: calls.append(1) or impl(x, **kw))
+    f_lin(3.0)
+  finally:
+    lax.sin_p.def_impl(impl)
+  assert len(calls) == 1 and lax.sin_p._impl is None  # the recomputed sin; generic again

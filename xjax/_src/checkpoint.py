@@ -241,10 +241,8 @@ def checkpoint_name(x, name):
 
 
 def _checkpoint_impl(*args, jaxpr, prevent_cse, differentiated, policy):
-  if core.has_side_effects(jaxpr.jaxpr):  # op by op, as JAX evaluates it (checkify's check)
-    return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
-  return jit_p.impl(*args, jaxpr=jaxpr, name="checkpoint", donated_invars=(), inline=False,
-                    keep_unused=False)
+  # Op by op, as JAX evaluates it: each equation dispatches (and runs its primitive's impl).
+  return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
 
 
 checkpoint_p = core.Primitive("remat2", multiple_results=True)
@@ -560,6 +558,7 @@ _CONCRETE_HINT = (
     "https://docs.jax.dev/en/latest/_autosummary/jax.checkpoint.html\n")
 
 _NO_CONCRETE = object()
+_MAX_TRACES = 64  # traces a checkpointed function keeps, the oldest dropped first
 
 
 def checkpoint(fun, *, prevent_cse: bool | Sequence[bool] = True, policy=None,
@@ -618,14 +617,29 @@ def checkpoint(fun, *, prevent_cse: bool | Sequence[bool] = True, policy=None,
       return fun(*[args[i] if i in statics else next(it) for i in range(n)], **kw)
 
     leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
-    flat_fun, out_tree = flatten_fun(with_statics, in_tree)
+    avals = tuple(core.get_aval(x) for x in leaves)
+    key = (in_tree, avals, tuple((i, type(args[i]), args[i]) for i in sorted(statics)),
+           core.trace_context())
     try:
-      closed = pe.trace_to_jaxpr(flat_fun, [core.get_aval(x) for x in leaves], info)
-    except errors.ConcretizationTypeError as e:
-      if "for checkpoint" in str(e):
-        e.args = (e.args[0] + _CONCRETE_HINT,)
-      raise
-    jaxpr, consts = pe.convert_constvars_jaxpr(closed)
+      hit = traces.get(key)
+    except TypeError:  # an unhashable static argument: traced each time
+      key = hit = None
+    if hit is None:
+      flat_fun, out_tree = flatten_fun(with_statics, in_tree)
+      try:
+        closed = pe.trace_to_jaxpr(flat_fun, list(avals), info)
+      except errors.ConcretizationTypeError as e:
+        if "for checkpoint" in str(e):
+          e.args = (e.args[0] + _CONCRETE_HINT,)
+        raise
+      hit = (pe.convert_constvars_jaxpr(closed), out_tree.val)
+      # As JAX, the function is traced once per signature; a jaxpr closing over an
+      # enclosing trace's tracers is valid only in that trace.
+      if key is not None and not any(isinstance(c, core.Tracer) for c in closed.consts):
+        if len(traces) >= _MAX_TRACES:
+          del traces[next(iter(traces))]
+        traces[key] = hit
+    (jaxpr, consts), out_tree_val = hit
     if isinstance(prevent_cse, tuple):
       cse_args = (dyn_args, kwargs) if kwargs else dyn_args
       cse = (False,) * len(consts) + tuple(tree_util.broadcast_prefix(prevent_cse, cse_args))
@@ -633,8 +647,9 @@ def checkpoint(fun, *, prevent_cse: bool | Sequence[bool] = True, policy=None,
       cse = prevent_cse
     outs = checkpoint_p.bind(*consts, *leaves, jaxpr=jaxpr, prevent_cse=cse,
                              differentiated=False, policy=policy)
-    return tree_util.tree_unflatten(out_tree.val, outs)
+    return tree_util.tree_unflatten(out_tree_val, outs)
 
+  traces = {}  # (in_tree, avals, statics, trace context) -> ((jaxpr, consts), out_tree)
   return fun_remat
 
 

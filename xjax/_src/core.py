@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import functools
 import operator
 import threading
 import weakref
@@ -472,7 +473,7 @@ class Primitive:
     self.name = name
     self.multiple_results = multiple_results
     all_primitives.add(self)
-    self.impl = None            # eager evaluation; None means dispatch.apply_primitive
+    self._impl = None           # eager evaluation; None means dispatch.apply_primitive
     self.abstract_eval = None   # (*avals, **params) -> aval or list of avals
     self.jvp = None             # (primals, tangents, **params) -> (primal_out, tangent_out)
     self.transpose = None       # (cts, *args, **params) -> cotangents of the args
@@ -494,6 +495,17 @@ class Primitive:
   def __repr__(self):
     return self.name
 
+  @property
+  def impl(self):
+    """Eager evaluation, a callable ``impl(*args, **params)`` as JAX's: the primitive's own
+    rule (`def_impl`), else the generic dispatch that compiles it alone."""
+    fn = self._impl
+    return fn if fn is not None else functools.partial(_generic_impl, self)
+
+  @impl.setter
+  def impl(self, fn):
+    self._impl = fn
+
   def bind(self, *args, **params):
     return trace_ctx.trace.process_primitive(self, args, params)
 
@@ -503,7 +515,10 @@ class Primitive:
     return params
 
   def def_impl(self, fn):
-    self.impl = fn
+    # The generic dispatch read from `impl` and set back is no rule of the primitive's own.
+    generic = (isinstance(fn, functools.partial) and fn.func is _generic_impl
+               and fn.args == (self,))
+    self._impl = None if generic else fn
     return fn
 
   def def_abstract_eval(self, fn):
@@ -602,13 +617,18 @@ class EvalTrace(Trace):
   __slots__ = ()
 
   def process_primitive(self, primitive, args, params):
-    if primitive.impl is None:
+    impl = primitive._impl
+    if impl is None:
       return default_impl(primitive, args, params)
-    return primitive.impl(*args, **params)
+    return impl(*args, **params)
 
 
 # Set by dispatch.py: runs a first-order primitive on concrete values.
 default_impl = None
+
+
+def _generic_impl(primitive, *args, **params):
+  return default_impl(primitive, args, params)
 
 eval_trace = EvalTrace()
 
