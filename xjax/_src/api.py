@@ -142,12 +142,11 @@ def print_environment_info(return_string: bool = False) -> str | None:
   Mirrors `jax.print_environment_info`.
   """
   import importlib.metadata
-  from xjax._src.jax_compat import JAX_VERSION
   devs = backend.devices()
   # The first line names the JAX release whose API xjax mirrors (what `jax.__version__` says
   # under `install_as_jax`), then xjax's own version.
   info = textwrap.dedent(f"""\
-  jax:    {JAX_VERSION} (xjax {version.__version__})
+  jax:    {version.JAX_VERSION} (xjax {version.__version__})
   jaxlib: {importlib.metadata.version('jaxlib')}
   numpy:  {np.__version__}
   python: {sys.version.replace(chr(10), ' ')}

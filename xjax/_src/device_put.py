@@ -26,6 +26,7 @@ from xjax._src.sharding.mesh import get_concrete_mesh
 from xjax._src.sharding.partition_spec import PartitionSpec
 from xjax._src.sharding.shardings import NamedSharding, Sharding, SingleDeviceSharding
 from xjax._src.interpreters import ad
+from xjax._src.lax import structural
 
 
 class ArrayCopySemantics(enum.Enum):
@@ -272,3 +273,7 @@ def _array_to_device(self, device, *, stream=None) -> Array:
 # device_put sits above array and core; as in JAX, tracers have the method too.
 Array.to_device = _array_to_device
 core.Tracer.to_device = _array_to_device
+
+
+# `lax.full(..., sharding=)` places its result with device_put (lax sits below this module).
+structural.set_placement(device_put)

@@ -28,7 +28,7 @@ import types
 from xjax._src.config import config
 
 # The JAX release whose API xjax mirrors: what `jax.__version__` says once installed.
-JAX_VERSION = "0.10.2"
+from xjax._src.version import JAX_VERSION as JAX_VERSION  # noqa: E402
 
 _PRIVATE = "xjax._src.jax_compat.private"
 _finder = None

@@ -3,7 +3,7 @@
 JAX's version module has `__version__`, `_version` and `__version_info__`, and the minimum
 jaxlib it supports; libraries compare them to choose code paths.
 """
-from xjax._src.jax_compat import JAX_VERSION
+from xjax._src.version import JAX_VERSION
 
 __version__ = _version = JAX_VERSION
 __version_info__ = tuple(int(p) for p in JAX_VERSION.split("."))

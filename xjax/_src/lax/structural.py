@@ -843,9 +843,20 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
   fill_value = convert_element_type(fill_value, dtype, weak_type=weak_type)
   out = _asarray(broadcast(fill_value, shape))
   if sharding is not None:
-    from xjax._src import device_put
-    out = device_put.device_put(out, sharding)
+    out = _place(out, sharding)
   return out
+
+
+def _place(x, sharding):
+  """`device_put(x, sharding)`: installed by `xjax._src.device_put` (a layer above lax) with
+  `set_placement`."""
+  raise RuntimeError("lax.full(sharding=...) needs xjax._src.device_put to be imported")
+
+
+def set_placement(place) -> None:
+  """Registers `device_put` for `full(..., sharding=)` (called by `xjax._src.device_put`)."""
+  global _place
+  _place = place
 
 
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
