@@ -42,3 +42,27 @@ def test_private_api_and_tree_util_aliases():
                        timeout=300)
   assert out.returncode == 0, out.stderr
   assert out.stdout.strip().endswith("ok")
+
+
+_CORE_CODE = r'''
+from xjax._src.jax_compat import install_as_jax
+install_as_jax()
+import jax, jax.numpy as jnp
+from jax._src import core
+
+@jax.jit
+def f():
+  with core.eval_context():  # eager inside jit
+    assert jnp.add(1, 1) == 2
+  return jnp.zeros(())
+f()
+assert isinstance(jax.lax.create_token(), core.Token)
+assert issubclass(core.UnexpectedTracerError, Exception)
+print("ok")
+'''
+
+
+def test_private_core_aliases():
+  out = subprocess.run([sys.executable, "-c", _CORE_CODE], capture_output=True, text=True,
+                       timeout=300)
+  assert out.returncode == 0, out.stderr

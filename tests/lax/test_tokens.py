@@ -120,3 +120,9 @@ def test_after_all_rejects_arrays():
 def test_create_token_takes_at_most_one_argument():
   with pytest.raises(TypeError, match="positional argument"):
     lax.create_token(1, 2)
+
+
+def test_jit_closing_over_a_token_returns_it():
+  tok = lax.create_token()
+  y, out = xjax.jit(lambda x: (x + 2, tok))(7)
+  assert int(y) == 9 and isinstance(out, type(tok))

@@ -49,6 +49,8 @@ def const_key(value):
   """A constant's part of a key: by value when small and on the host or a device, else by
   identity."""
   aval = core.get_aval(value)
+  if not isinstance(aval, core.ShapedArray):  # a token: no data to key on
+    return (aval, _Identity(value))
   if aval.size <= _VALUE_KEYED_SIZE and not isinstance(value, core.Tracer):
     try:
       data = np.asarray(value)

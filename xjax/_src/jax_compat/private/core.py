@@ -12,3 +12,13 @@ from xjax._src.errors import (  # noqa: E402
 )
 # JAX's jaxpr type checker (JAX's tests check malformed control-flow params with it).
 from xjax._src.core import typecheck_jaxpr as check_jaxpr  # noqa: E402
+# JAX's tests catch core.UnexpectedTracerError and check core.Token instances.
+from xjax._src.errors import UnexpectedTracerError as UnexpectedTracerError  # noqa: E402
+from xjax._src.array import Token as Token  # noqa: E402
+
+
+def eval_context():
+  """A context in which operations run eagerly (the evaluation trace current), even inside
+  a transformation: JAX's ``core.eval_context``."""
+  from xjax._src import core as _core
+  return _core.set_current_trace(_core.eval_trace)
