@@ -369,3 +369,23 @@ def test_jit_overflow_and_donation_warnings_per_function():
     warnings.simplefilter("error")
     f(x, y)  # no new compilation: no warning
   assert "jax:    0.10.2 (xjax " in xjax.print_environment_info(return_string=True)
+
+
+def test_tracer_sharding_make_jaxpr_name_and_linear_transpose_dce():
+  seen = []
+
+  @xjax.jit
+  def f(x):
+    with pytest.raises(AttributeError, match=r"use `jax.typeof\(x\)`"):
+      x.sharding
+    seen.append(hasattr(x, "sharding"))
+    return x
+  f(jnp.arange(2.0))
+  assert seen == [False]
+
+  def foo(x):
+    return x
+  assert xjax.make_jaxpr(foo).__name__ == "make_jaxpr(foo)"
+  assert xjax.make_jaxpr(foo).__qualname__.startswith("make_jaxpr(")
+  g = xjax.jit(lambda x: (2 * x, x > 0))  # the comparison is pruned before transposing
+  assert float(xjax.linear_transpose(lambda x: g(x)[0], 1.0)(1.0)[0]) == 2.0

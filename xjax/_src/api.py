@@ -222,6 +222,9 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape: bool = False
     return closed
 
   make_jaxpr_f.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
+  if hasattr(fun, "__qualname__"):
+    make_jaxpr_f.__qualname__ = f"make_jaxpr({fun.__qualname__})"
+  make_jaxpr_f.__module__ = "jax"  # as JAX's
   return make_jaxpr_f
 
 

@@ -774,6 +774,12 @@ class Tracer:
   def _error_repr(self) -> str:
     return f"traced array with shape {self.aval.str_short()}"
 
+  @property
+  def sharding(self):
+    """Not available on a tracer (JAX's AttributeError, so hasattr says False)."""
+    raise AttributeError(f"The 'sharding' attribute is not available on {self._error_repr()}. "
+                         "To query sharding information on tracers, use `jax.typeof(x)`.")
+
   def _origin_msg(self) -> str:
     return ""
 

@@ -69,6 +69,10 @@ def linear_transpose(fun: Callable, *primals, reduce_axes=()) -> Callable:
   in_avals = [_abstractify(x) for x in leaves]
   flat_fun, out_tree = flatten_fun_nokwargs(fun, in_tree)
   closed = pe.trace_to_jaxpr(flat_fun, in_avals)
+  # Pruned first (the equations' own DCE rules too): a jitted function's unused nonlinear
+  # output, such as a comparison of the input, leaves nothing to transpose (JAX's #15660).
+  closed = core.ClosedJaxpr(pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.out_avals),
+                                         instantiate=True)[0], closed.consts)
   out_avals = closed.out_avals
   in_dtypes = [a.dtype for a in in_avals]
   out_dtypes = [a.dtype for a in out_avals]

@@ -913,6 +913,9 @@ def install_tracer_methods() -> None:
         aval = None
       if is_ref_aval(aval):
         return _REF_TRACER_METHODS[name].__get__(self)
+    prop = getattr(type(self), name, None)
+    if isinstance(prop, property):  # a property that raised: its own message (`sharding`)
+      prop.fget(self)
     raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
   cls.__getitem__ = __getitem__
