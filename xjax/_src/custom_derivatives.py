@@ -279,7 +279,9 @@ def _trace_to_pass_to(trace, leaves):
 def _jvp_pairs(trace, leaves):
   """The (primals, tangents) of `leaves` under the JVP trace `trace`."""
   pairs = [trace.to_primal_tangent_pair(x) for x in leaves]
-  return [p for p, _ in pairs], [t for _, t in pairs]
+  # A Python scalar primal reaches the rules as a weakly typed array (JAX's carry a dtype).
+  return ([dispatch.device_put_value(p) if type(p) in (bool, int, float, complex) else p
+           for p, _ in pairs], [t for _, t in pairs])
 
 
 def _call_eagerly(custom, args, kwargs):
