@@ -36,7 +36,7 @@ assert lib.version >= (0, 10) and lib.xla_client.OpSharding
 key_data = threefry2x32.threefry_seed(np.uint32(7))
 assert np.asarray(threefry2x32.threefry_2x32(key_data, np.arange(4, dtype=np.uint32))).shape == (4,)
 assert prng.threefry_prng_impl.name == "threefry2x32"
-assert not hasattr(rbg, "rbg_prng_impl")
+assert rbg.rbg_prng_impl.name == "rbg" and rbg.unsafe_rbg_prng_impl.name == "unsafe_rbg"
 print("ok")
 '''
 

@@ -657,10 +657,10 @@ def test_random_gamma_grad_jaxpr_matches_jax():
 def test_lowerings():
   one = jnp.ones((), jnp.float32)
   # CHLO ops for zeta and i1e; the others expand into lax-level algorithms.
-  assert '"chlo.zeta"' in xjax.jit(sp.zeta).lower(one, one).as_text()
-  assert '"chlo.bessel_i1e"' in xjax.jit(sp.bessel_i1e).lower(one).as_text()
+  assert "chlo.zeta " in xjax.jit(sp.zeta).lower(one, one).as_text()
+  assert "chlo.bessel_i1e " in xjax.jit(sp.bessel_i1e).lower(one).as_text()
   i0e = xjax.jit(sp.bessel_i0e).lower(one).as_text()
-  assert "chlo" not in i0e and '"stablehlo.sqrt"' in i0e
+  assert "chlo" not in i0e and "stablehlo.sqrt " in i0e
   for fun in (sp.igamma, sp.igammac, sp.igamma_grad_a):
-    assert '"stablehlo.while"' in xjax.jit(fun).lower(one, one).as_text()
-  assert '"stablehlo.while"' in xjax.jit(sp.betainc).lower(one, one, one).as_text()
+    assert "stablehlo.while(" in xjax.jit(fun).lower(one, one).as_text()
+  assert "stablehlo.while(" in xjax.jit(sp.betainc).lower(one, one, one).as_text()

@@ -250,30 +250,28 @@ _CONFIG_STATES = {s.name: s for s in vars(config_lib).values()
                   if isinstance(s, config_lib.State)}
 
 
-def with_config(**kwds):
-  """Class decorator: each test of a `JaxTestCase` subclass runs with these options set in its
-  thread (added to those of its bases)."""
+def _merged_config_decorator(attr, kwds):
+  """A class decorator setting `cls.<attr>` to its bases' options updated with `kwds`."""
   def decorator(cls):
     merged = {}
     for base in cls.__bases__:
-      merged.update(getattr(base, "_default_thread_local_config", {}))
+      merged.update(getattr(base, attr, {}))
     merged.update(kwds)
-    cls._default_thread_local_config = merged
+    setattr(cls, attr, merged)
     return cls
   return decorator
+
+
+def with_config(**kwds):
+  """Class decorator: each test of a `JaxTestCase` subclass runs with these options set in its
+  thread (added to those of its bases)."""
+  return _merged_config_decorator("_default_thread_local_config", kwds)
 
 
 def with_global_config(**kwds):
   """Class decorator: each test of a `JaxTestCase` subclass runs with these options set
   process-wide."""
-  def decorator(cls):
-    merged = {}
-    for base in cls.__bases__:
-      merged.update(getattr(base, "_default_global_config", {}))
-    merged.update(kwds)
-    cls._default_global_config = merged
-    return cls
-  return decorator
+  return _merged_config_decorator("_default_global_config", kwds)
 
 
 def strict_promotion_if_dtypes_match(dtypes):
