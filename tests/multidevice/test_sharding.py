@@ -32,7 +32,9 @@ def test_output_sharding_and_values_equal_jax(name):
 
 def test_make_mesh_and_reprs():
   mesh = xjax.make_mesh((4, 2), ("x", "y"))
-  assert repr(mesh) == "Mesh('x': 4, 'y': 2, axis_types=(Explicit, Explicit))"
+  assert str(mesh) == "Mesh('x': 4, 'y': 2, axis_types=(Explicit, Explicit))"
+  assert repr(mesh) == ("Mesh(axis_sizes=(4, 2), axis_names=('x', 'y'), "
+                        "axis_types=(Explicit, Explicit))")
   assert mesh.devices.shape == (4, 2) and list(mesh.devices.flat) == xjax.devices()
   assert mesh.shape == {"x": 4, "y": 2} and mesh.size == 8 and mesh.axis_sizes == (4, 2)
   assert repr(mesh.abstract_mesh).startswith("AbstractMesh('x': 4, 'y': 2, axis_types=")

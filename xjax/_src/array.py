@@ -17,6 +17,7 @@ import numpy as np
 
 from xjax._src import backend
 from xjax._src import core
+from xjax._src import deprecations
 from xjax._src import dtypes
 from xjax._src.config import config
 from xjax._src.sharding.shardings import SingleDeviceSharding
@@ -56,8 +57,12 @@ class Array(metaclass=_ArrayMeta):
   __slots__ = ("_buf", "aval", "_device", "_committed", "_npy", "_sharding", "__weakref__")
   __array_priority__ = 100
 
-  def __init__(self, buf, aval: core.ShapedArray, device, committed: bool = False,
-               sharding=None):
+  def __init__(self, buf, aval: core.ShapedArray, device=None, committed: bool = False,
+               sharding=None, _skip_checks: bool = False):
+    if isinstance(buf, core.ShapedArray):
+      # JAX's constructor, ``ArrayImpl(aval, sharding, arrays, committed)``: one
+      # single-device Array per addressable device of `sharding`, joined without a copy.
+      buf, aval, device, sharding = _join_single_device_arrays(buf, aval, device)
     self._buf = buf
     self.aval = aval
     self._device = device  # None for an array over several devices
@@ -73,6 +78,17 @@ class Array(metaclass=_ArrayMeta):
   itemsize = property(lambda self: self.aval.dtype.itemsize)
   nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
   committed = property(lambda self: self._committed)
+
+  @property
+  def __numpy_dtype__(self):
+    """NumPy's protocol (2.4+) for ``np.dtype(x)``: gives `dtype` with JAX's
+    DeprecationWarning (its TypeError once the deprecation is accelerated)."""
+    deprecations.warn(
+        "jax-array-numpy-dtype",
+        "Implicit conversion of an array to a dtype is deprecated; rather than dtype=arr use "
+        "dtype=arr.dtype. In the future this will result in an error.",
+        stacklevel=2, error_class=TypeError)
+    return self.aval.dtype
 
   @property
   def device(self):
@@ -164,6 +180,34 @@ class Array(metaclass=_ArrayMeta):
   def _check_alive(self):
     if self.is_deleted():
       raise deleted_array_error(self.aval)
+
+  _check_if_deleted = _check_alive  # JAX's name
+
+  @property
+  def _npy_value(self):
+    """The host copy of the values, None until `_value` made it (JAX's attribute)."""
+    return self._npy
+
+  @property
+  def _arrays(self):
+    """The single-device Arrays of this process's devices, in the order of the sharding's
+    device assignment; None once the array is deleted (JAX's attribute)."""
+    if self.is_deleted():
+      return None
+    if self._sharding is None:
+      return [self]
+    return [s.data for s in self.addressable_shards]
+
+  def _fully_replicated_shard(self) -> Array:
+    """The first addressable shard's data: the whole array on one device, for a fully
+    replicated array (JAX's method)."""
+    self._check_alive()
+    if self._sharding is None:
+      return self
+    if not self.is_fully_replicated:
+      raise ValueError("_fully_replicated_shard() needs a fully replicated array, got one "
+                       f"with sharding {self._sharding!r}")
+    return self.addressable_shards[0].data
 
   def __array__(self, dtype=None, copy=None):
     value = self._value
@@ -324,6 +368,18 @@ class Array(metaclass=_ArrayMeta):
     if last_line + len(dtype_str) + 1 > width:
       sep = "\n" + " " * len(prefix)
     return f"{prefix}{body},{sep}{dtype_str}"
+
+
+# Concrete arrays carry the name of JAX's concrete class (`jaxlib._jax.ArrayImpl`), the name
+# JAX's TypeErrors and `type(x).__name__` show; `ArrayImpl` is the same class.
+Array.__name__ = Array.__qualname__ = "ArrayImpl"
+ArrayImpl = Array
+
+
+def _join_single_device_arrays(aval, sharding, arrays):
+  """The buffer, aval, device and sharding of the Array over `sharding` made of `arrays`.
+  Installed by `xjax._src.sharding.array_construction`, which sits above this module."""
+  raise NotImplementedError("xjax._src.sharding.array_construction is not imported")
 
 
 def deleted_array_error(aval) -> RuntimeError:

@@ -14,6 +14,7 @@ from xjax._src import stages
 from xjax._src import tree_util
 from xjax._src.jit_cache import _mark_donated
 from xjax._src.sharding import spmd
+from xjax._src.sharding.shardings import SingleDeviceSharding
 
 
 class Traced(stages.Stage):
@@ -178,6 +179,28 @@ class Compiled(stages.Stage):
   @property
   def out_info(self):
     return self._traced.out_info
+
+  @property
+  def input_shardings(self):
+    """The sharding each argument is given, as a pytree of ``(args, kwargs)``. Mirrors
+    `jax.stages.Compiled.input_shardings`."""
+    exe = self._executable
+    if isinstance(exe, spmd.ShardedExecutable):
+      leaves = exe.in_shardings[exe._n_consts:]
+    else:
+      leaves = [SingleDeviceSharding(exe.device)] * len(self._traced.jaxpr.in_avals)
+    return tree_util.tree_unflatten(self.in_tree, leaves)
+
+  @property
+  def output_shardings(self):
+    """The sharding of each result, as a pytree of the outputs. Mirrors
+    `jax.stages.Compiled.output_shardings`."""
+    exe = self._executable
+    if isinstance(exe, spmd.ShardedExecutable):
+      leaves = exe.out_shardings
+    else:
+      leaves = [SingleDeviceSharding(exe.device)] * len(self._traced.jaxpr.out_avals)
+    return tree_util.tree_unflatten(self.out_tree, leaves)
 
   def as_text(self) -> str:
     """The optimized HLO of the executable."""

@@ -23,14 +23,9 @@ from xjax._src.lax import structural
 from xjax._src.shard_map import shard_map
 from xjax._src.sharding.mesh import Mesh
 from xjax._src.sharding.partition_spec import PartitionSpec
-from xjax._src.sharding.shardings import NamedSharding
+from xjax._src.sharding.shardings import IndivisibleError, NamedSharding
 
 _DEFAULT_AXIS_NAME = "_internal_pmap_axis_name"
-
-
-class IndivisibleError(ValueError):
-  """A sharding splits a dimension into parts that do not divide it (JAX's class of the
-  same name, raised when placing a pmap argument)."""
 
 
 def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),

@@ -6,6 +6,7 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src import dtypes
+from xjax._src.sharding import spmd
 
 
 class ShapeDtypeStruct:
@@ -49,10 +50,12 @@ class ShapeDtypeStruct:
   def like(cls, x) -> ShapeDtypeStruct:
     """The struct of `x` (an array, a NumPy array, a scalar or anything with an aval): its
     shape, dtype and weak type, and its sharding when it is committed to one (an uncommitted
-    array, placed by default, gives ``sharding=None``). Mirrors `jax.ShapeDtypeStruct.like`."""
+    array, placed by default, gives ``sharding=None``; a tracer, its type's sharding over
+    Explicit mesh axes, if any). Mirrors `jax.ShapeDtypeStruct.like`."""
     aval = core.get_aval(x)
     committed = getattr(x, "_committed", True)
-    sharding = getattr(x, "sharding", None) if committed else None
+    # A tracer has no `sharding` attribute: its type's sharding (over Explicit mesh axes).
+    sharding = getattr(x, "sharding", getattr(aval, "sharding", None)) if committed else None
     return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
 
   def update(self, **kwargs) -> ShapeDtypeStruct:
@@ -84,3 +87,6 @@ class ShapeDtypeStruct:
 
 
 core.pytype_aval_mappings[ShapeDtypeStruct] = lambda x: x.aval
+
+
+spmd.register_array_stand_in(ShapeDtypeStruct)  # jit's ahead-of-time trace reads its sharding

@@ -312,7 +312,7 @@ def _fill_constant(shape, dtype, weak, value_bytes):
                                                 sharding=None)
 
 
-def full(shape, fill_value, dtype=None, *, device=None):
+def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
   """An array of `shape` filled with `fill_value`.
 
   Args:
@@ -321,6 +321,8 @@ def full(shape, fill_value, dtype=None, *, device=None):
     dtype: the result dtype; by default fill_value's (a Python scalar gives
       a weakly typed result).
     device: an optional device to commit the result to.
+    out_sharding: instead of `device`, a NamedSharding or PartitionSpec (over the
+      context mesh) of the result.
 
   Returns:
     An array of `shape`.
@@ -329,9 +331,11 @@ def full(shape, fill_value, dtype=None, *, device=None):
     TypeError: `shape` is not a sequence of concrete integers, or has a
       negative element ("broadcast_in_dim shape must have every element be
       nonnegative", as in JAX).
+    ValueError: both `device` and `out_sharding` are given.
 
   Mirrors `jax.numpy.full`.
   """
+  device = _device_or_out_sharding(device, out_sharding, "full")
   if dtype is not None:
     dtype = dtypes.check_user_dtype_supported(dtype, "full")
   util.check_arraylike("full", fill_value)
@@ -346,7 +350,8 @@ def full(shape, fill_value, dtype=None, *, device=None):
 
 
 def _filled(name, fill):
-  def fn(shape, dtype=None, *, device=None):
+  def fn(shape, dtype=None, *, device=None, out_sharding=None):
+    device = _device_or_out_sharding(device, out_sharding, name)
     if isinstance(dtype, int) and isinstance(shape, int):
       # JAX's hint for the common slip of passing the shape as separate arguments.
       raise TypeError(f"Cannot interpret '{dtype}' as a data type.\n\nDid you accidentally "
@@ -361,9 +366,12 @@ def _filled(name, fill):
   fn.__name__ = fn.__qualname__ = name
   fn.__doc__ = (f"An array of `shape` filled with {fill}s.\n\n"
                 "  Args:\n    shape: an int or a sequence of ints.\n    dtype: the dtype "
-                "(default float32, or float64 with x64).\n    device: an optional device.\n\n"
+                "(default float32, or float64 with x64).\n    device: an optional device.\n"
+                "    out_sharding: instead of `device`, a NamedSharding or PartitionSpec of "
+                "the result.\n\n"
                 "  Returns:\n    An array of `shape`.\n\n  Raises:\n    TypeError: `shape` is not "
-                "a sequence of concrete integers, or has a negative element.\n\n"
+                "a sequence of concrete integers, or has a negative element.\n    ValueError: "
+                "both `device` and `out_sharding` are given.\n\n"
                 f"  Mirrors `jax.numpy.{name}`.\n  ")
   return fn
 

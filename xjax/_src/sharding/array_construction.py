@@ -16,6 +16,7 @@ from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import errors
 from xjax._src import tree_util
+from xjax._src import array as array_module
 from xjax._src.array import Array
 from xjax._src.sharding import rules
 from xjax._src.sharding import spmd
@@ -103,6 +104,17 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
   if any(isinstance(a, core.Tracer) for a in arrays):
     raise ValueError("jax.make_array_from_single_device_arrays requires a list of concrete "
                      f"arrays as input, but got types {set(map(type, arrays))}")
+  return _join_pieces(aval, sharding, arrays)
+
+
+def _join_pieces(aval, sharding, arrays) -> Array:
+  """The Array over `sharding` whose pieces are the single-device Arrays `arrays` (one
+  per addressable device, any order), sharing their buffers.
+
+  Checks them as JAX's `ArrayImpl` constructor does (its ValueErrors); also the body of
+  `make_array_from_single_device_arrays`.
+  """
+  _check_sharding(sharding)
   for a in arrays:
     if type(a) is not Array:
       raise TypeError(f"Unsupported type for elements in `arrays`: {type(a)}")
@@ -135,6 +147,16 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
   return _join([a._buf for a in ordered], aval, sharding)
 
 
+def _parts_of_joined(aval, sharding, arrays):
+  """The buffer, aval, device and sharding of `_join_pieces`'s Array (what `Array`'s
+  constructor with JAX's arguments, ``ArrayImpl(aval, sharding, arrays, committed)``, needs)."""
+  out = _join_pieces(aval, sharding, list(arrays))
+  return out._buf, out.aval, out._device, out._sharding
+
+
+array_module._join_single_device_arrays = _parts_of_joined
+
+
 # ----------------------------------------------------------------------------
 
 
@@ -164,13 +186,13 @@ def _check_pieces(pieces, aval, sharding) -> None:
   expected = sharding.shard_shape(aval.shape)
   typed = aval.update(sharding=rules.aval_sharding(sharding, len(aval.shape)))
   for p in pieces:
+    if p.dtype != aval.dtype:
+      raise ValueError("Input buffers to `Array` must have matching dtypes. Got "
+                       f"{p.dtype}, expected {aval.dtype} for buffer: {p}")
     if tuple(p.shape) != expected:
       raise ValueError(f"Expected shard shape {expected} doesn't match the single device array "
                        f"shape {tuple(p.shape)}. Shape of Array is {typed.str_short()} with "
                        f"sharding {sharding!r}")
-    if p.dtype != aval.dtype:
-      raise ValueError("Input buffers to `Array` must have matching dtypes. Got "
-                       f"{p.dtype}, expected {aval.dtype} for buffer: {p}")
 
 
 def _buffer_on(value, device):

@@ -14,6 +14,7 @@ import contextlib
 import enum
 import math
 import threading
+import weakref
 
 import numpy as np
 
@@ -80,11 +81,13 @@ class _MeshBase:
 
   @property
   def size(self) -> int:
-    return math.prod(self.axis_sizes)
+    """The number of devices (0 for a mesh without axes)."""
+    return math.prod(self.axis_sizes) if self.axis_names else 0
 
   @property
   def empty(self) -> bool:
-    return not self.axis_names
+    """Whether the mesh has no devices (`size` 0), as JAX's meshes say."""
+    return self.size == 0
 
   def _axis_types_text(self) -> str:
     return "(" + ", ".join(t.name for t in self.axis_types) + ("," if len(self.axis_types) == 1
@@ -118,27 +121,52 @@ class Mesh(_MeshBase):
     axis_types: an `AxisType` per axis (a single one for a one-axis mesh); default `Auto`.
 
   Usable as a context manager (``with mesh:``), which makes it the context
-  mesh for bare `PartitionSpec`s.
+  mesh for bare `PartitionSpec`s. Meshes are interned, as in JAX: equal
+  arguments give the same object (while it lives); `devices` is kept as a
+  read-only copy.
 
   Raises:
     ValueError: the names do not match the devices' rank, or repeat.
   """
 
-  def __init__(self, devices, axis_names, axis_types=None):
+  def __new__(cls, devices, axis_names, axis_types=None):
     devices = np.asarray(devices, dtype=object) if not isinstance(devices, np.ndarray) else devices
     axis_names = _check_names(axis_names)
     if devices.ndim != len(axis_names):
       raise ValueError(f"Mesh requires the ndim of its first argument (`devices`) to equal the "
                        f"length of its second argument (`axis_names`), but got devices.ndim "
                        f"== {devices.ndim} and len(axis_names) == {len(axis_names)}.")
-    self.devices = devices
-    self.axis_names = axis_names
-    self.axis_sizes = tuple(devices.shape)
-    self.axis_types = _normalize_axis_types(axis_names, axis_types, AxisType.Auto)
-    self._flat = tuple(devices.flat)
-    self._local_flat = None  # this process's devices among _flat, computed on first use
-    self._hash = hash((self.axis_names, self._flat, self.axis_types))
-    self._ctx_token = []
+    axis_types = _normalize_axis_types(axis_names, axis_types, AxisType.Auto)
+    flat = tuple(devices.flat)
+    key = (cls, flat, devices.shape, axis_names, axis_types)
+    with _interned_lock:
+      self = _interned_meshes.get(key)
+      if self is None:
+        self = super().__new__(cls)
+        copy = np.empty(len(flat), dtype=object)
+        copy[:] = flat
+        copy = copy.reshape(devices.shape)
+        copy.flags.writeable = False
+        self.devices = copy
+        self.axis_names = axis_names
+        self.axis_sizes = tuple(devices.shape)
+        self.axis_types = axis_types
+        self._flat = flat
+        self._local_flat = None  # this process's devices among _flat, computed on first use
+        self._hash = hash((self.axis_names, self._flat, self.axis_types))
+        self._ctx_token = []
+        _interned_meshes[key] = self
+    return self
+
+  def __init__(self, devices, axis_names, axis_types=None):
+    pass  # made by __new__ (interned)
+
+  @property
+  def size(self) -> int:
+    """The number of devices: 0 for the empty mesh (no axes and no device)."""
+    if not self.axis_names and self._flat[0] is None:
+      return 0
+    return math.prod(self.axis_sizes)
 
   def __eq__(self, other):
     return (self is other or (isinstance(other, Mesh) and self.axis_names == other.axis_names
@@ -148,8 +176,16 @@ class Mesh(_MeshBase):
   def __hash__(self):
     return self._hash
 
-  def __repr__(self):
+  def __str__(self):
+    if self.empty:
+      return "Mesh()"
     return f"Mesh({self._name_size_text()}, axis_types={self._axis_types_text()})"
+
+  def __repr__(self):
+    if self.empty:
+      return "Mesh(axis_sizes=(), axis_names=())"
+    return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names!r}, "
+            f"axis_types={self._axis_types_text()})")
 
   def __reduce__(self):
     return (Mesh, (self.devices, self.axis_names, self.axis_types))
@@ -198,6 +234,8 @@ class Mesh(_MeshBase):
 
   @property
   def abstract_mesh(self) -> AbstractMesh:
+    if not self.axis_names:
+      return AbstractMesh((), ())
     platform = self._flat[0].platform if self._flat else None
     kind = self._flat[0].device_kind if self._flat else None
     return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types, _device_kind=kind,
@@ -214,6 +252,11 @@ class Mesh(_MeshBase):
   def __exit__(self, *exc):
     _pop_mesh(self._ctx_token.pop())
     return False
+
+
+# The live meshes by their arguments (`Mesh.__new__`).
+_interned_meshes: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_interned_lock = threading.Lock()
 
 
 class AbstractMesh(_MeshBase):

@@ -20,12 +20,18 @@ import math
 import numpy as np
 
 from xjax._src import backend
+from xjax._src import executable_cache
 from xjax._src.sharding import mesh as mesh_lib
 from xjax._src.sharding.partition_spec import UNCONSTRAINED, PartitionSpec, axes_of
 
 
 class DuplicateSpecError(Exception):
   """A PartitionSpec names one mesh axis for two dimensions (mirrors JAX's error class)."""
+
+
+class IndivisibleError(ValueError):
+  """A sharding splits a dimension into parts that do not divide it (mirrors JAX's class of
+  the same name: `Sharding.shard_shape`, `devices_indices_map` and pmap raise it)."""
 
 
 class TileDescription:
@@ -128,22 +134,41 @@ class Sharding:
     return self
 
   def devices_indices_map(self, global_shape) -> dict:
-    """Each device's index (a tuple of slices) into an array of `global_shape`."""
-    desc = self._tile_description(len(global_shape))
-    self.check_shape(global_shape)
-    pairs = desc.indices(global_shape, self.num_devices)
-    return {d: idx for d, (idx, _) in zip(self._device_assignment, pairs)}
+    """Each device's index (a tuple of slices) into an array of `global_shape` (cached).
+
+    Raises:
+      IndivisibleError: a dimension is not a multiple of its number of tiles.
+    """
+    return common_devices_indices_map(self, tuple(global_shape))
 
   def addressable_devices_indices_map(self, global_shape) -> dict:
     mine = self.addressable_devices
     return {d: i for d, i in self.devices_indices_map(global_shape).items() if d in mine}
 
   def shard_shape(self, global_shape) -> tuple:
-    """The shape of each shard of an array of `global_shape`."""
-    self.check_shape(global_shape)
+    """The shape of each shard of an array of `global_shape`.
+
+    Raises:
+      ValueError: `global_shape` has fewer dimensions than the sharding splits.
+      IndivisibleError: a dimension is not a multiple of its number of tiles (JAX's message).
+    """
+    global_shape = tuple(global_shape)
+    self.check_compatible_aval(global_shape)
     desc = self._tile_description(len(global_shape))
-    dims = desc._data_dims() if not desc.is_replicated else (1,) * len(global_shape)
+    if desc.is_replicated:
+      return global_shape
+    dims = list(desc._data_dims())
+    for dim, (size, n) in enumerate(zip(global_shape, dims)):
+      if size % n:
+        raise IndivisibleError(
+            f"Sharding {self} implies that array axis {dim} is partitioned {n} times, but the "
+            f"dimension size is {size} (full shape: {global_shape}, per-dimension tiling "
+            f"factors: {dims} should evenly divide the shape)")
     return tuple(s // n for s, n in zip(global_shape, dims))
+
+  def check_compatible_aval(self, aval_shape) -> None:
+    """Raises ValueError when this sharding does not fit values of shape `aval_shape` (too
+    few dimensions for the ones it splits). Mirrors JAX's method of that name."""
 
   def is_equivalent_to(self, other, ndim: int) -> bool:
     """Whether both place every element on the same devices."""
@@ -260,10 +285,15 @@ class NamedSharding(Sharding):
   def _tile_description(self, ndim: int) -> TileDescription:
     return _named_tiles(self.mesh.axis_names, self.mesh.axis_sizes, tuple(self.spec), ndim)
 
-  def check_shape(self, shape) -> None:
-    if len(self.spec) > len(shape):
+  def check_compatible_aval(self, aval_shape) -> None:
+    if len(self.spec) > len(aval_shape):
+      extra = " For scalars the PartitionSpec should be P()" if not aval_shape else ""
       raise ValueError(f"Sharding {self!r} is only valid for values of rank at least "
-                       f"{len(self.spec)}, but was applied to a value of rank {len(shape)}")
+                       f"{len(self.spec)}, but was applied to a value of rank "
+                       f"{len(aval_shape)}.{extra}")
+
+  def check_shape(self, shape) -> None:
+    self.check_compatible_aval(shape)
     for dim, entry in enumerate(self.spec):
       n = math.prod(self.mesh.shape[a] for a in axes_of(entry))
       if shape[dim] % n:
@@ -272,6 +302,14 @@ class NamedSharding(Sharding):
             f"implies that array axis {dim} is partitioned {n} times, but does not evenly "
             f"divide the dimension size {shape[dim]}. Got shape: {tuple(shape)} and sharding "
             f"{self!r}")
+
+  def is_equivalent_to(self, other, ndim: int) -> bool:
+    """Whether both place every element on the same devices; over two AbstractMeshes,
+    whether they split arrays into the same tiles."""
+    if (isinstance(self.mesh, mesh_lib.AbstractMesh) and isinstance(other, NamedSharding)
+        and isinstance(other.mesh, mesh_lib.AbstractMesh)):
+      return self._tile_description(ndim) == other._tile_description(ndim)
+    return super().is_equivalent_to(other, ndim)
 
   def _to_sdy_sharding(self, num_dimensions: int) -> str:
     return self.sdy_text(num_dimensions)
@@ -303,7 +341,7 @@ class NamedSharding(Sharding):
     return self._hash
 
   def __repr__(self):
-    return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+    return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
 
   def __reduce__(self):
     return (NamedSharding, (self.mesh, self.spec))
@@ -353,6 +391,19 @@ class GSPMDSharding(Sharding):
 
   def __repr__(self):
     return f"GSPMDSharding({self._tiles.hlo_text()}, memory_kind=device)"
+
+
+@functools.lru_cache(maxsize=4096)
+def common_devices_indices_map(sharding: Sharding, global_shape: tuple) -> dict:
+  """`Sharding.devices_indices_map`, cached per sharding and shape (JAX's function of this
+  name; `jax.clear_caches` empties it)."""
+  sharding.shard_shape(global_shape)  # JAX's errors for shapes it cannot split
+  pairs = sharding._tile_description(len(global_shape)).indices(global_shape,
+                                                                sharding.num_devices)
+  return {d: idx for d, (idx, _) in zip(sharding._device_assignment, pairs)}
+
+
+executable_cache.on_clear(common_devices_indices_map.cache_clear)
 
 
 @functools.lru_cache(maxsize=4096)

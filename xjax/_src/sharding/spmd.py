@@ -348,5 +348,21 @@ def in_shardings_of(args, name: str) -> tuple:
 
 
 def arg_sharding(x):
-  """The sharding a committed multi-device argument brings, else None (XLA chooses)."""
-  return x._sharding if type(x) is Array and x._sharding is not None else None
+  """The sharding a committed multi-device argument brings (or a stand-in such as a
+  `ShapeDtypeStruct` with a multi-device sharding, in an ahead-of-time trace), else None
+  (XLA chooses)."""
+  if type(x) is Array:
+    return x._sharding
+  if type(x) in _array_stand_ins:
+    s = x.sharding
+    return s if isinstance(s, sh.Sharding) and not isinstance(s, sh.SingleDeviceSharding) else None
+  return None
+
+
+# Classes whose instances stand for arrays in ahead-of-time traces and carry a `sharding`.
+_array_stand_ins: set = set()
+
+
+def register_array_stand_in(cls) -> None:
+  """Makes `arg_sharding` read the `sharding` of `cls`'s instances (`ShapeDtypeStruct`)."""
+  _array_stand_ins.add(cls)

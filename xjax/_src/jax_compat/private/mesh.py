@@ -9,4 +9,4 @@ from xjax._src.sharding.mesh import (  # noqa: F401
 def empty_concrete_mesh():
   """A mesh of no devices and no axes (what no `set_mesh` context gives)."""
   import numpy as np
-  return Mesh(np.empty((0,), dtype=object), ())
+  return Mesh(np.empty((), dtype=object), ())
