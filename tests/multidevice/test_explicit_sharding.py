@@ -116,3 +116,20 @@ def test_public_names():
       assert s.get_abstract_mesh() == auto
       assert str(xjax.typeof(xjax.reshard(cases.A, P("x", "y")))) == "float32[8,8@y]"
     assert s.get_abstract_mesh() == mesh.abstract_mesh
+
+
+def test_shape_dtype_struct_carries_explicit_axes_into_trace():
+  # A ShapeDtypeStruct on Explicit axes types the traced argument as an array on them does.
+  mesh = xjax.make_mesh((4, 2), ("x", "y"))
+  with xjax.set_mesh(mesh):
+    s = NamedSharding(mesh, P("x", "y"))
+    sds = xjax.ShapeDtypeStruct((8, 2), np.float32, sharding=s)
+    seen = []
+    f = xjax.jit(lambda x: seen.append(xjax.typeof(x)) or x * 2)
+    text = f.lower(sds).as_text()
+    assert str(seen[0]) == "float32[8@x,2@y]" and seen[0].sharding.spec == P("x", "y")
+    assert text.count("sdy.sharding_constraint") == 1
+    assert xjax.typeof(sds) == xjax.typeof(xjax.device_put(np.zeros((8, 2), np.float32), s))
+  auto = xjax.make_mesh((4, 2), ("x", "y"), axis_types=(xjax.sharding.AxisType.Auto,) * 2)
+  sds = xjax.ShapeDtypeStruct((8, 2), np.float32, sharding=NamedSharding(auto, P("x")))
+  assert xjax.typeof(sds).sharding is None

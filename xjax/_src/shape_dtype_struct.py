@@ -44,7 +44,12 @@ class ShapeDtypeStruct:
 
   @property
   def aval(self):
-    return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype, True), self.weak_type)
+    """The ShapedArray it stands for; split over Explicit mesh axes, it carries them as an
+    array's aval does."""
+    # Deferred: the sharding rules import Array, which imports this module's neighbours.
+    from xjax._src.sharding import rules
+    return core.ShapedArray(self.shape, dtypes.canonicalize_dtype(self.dtype, True), self.weak_type,
+                            rules.aval_sharding(self.sharding, len(self.shape)))
 
   @classmethod
   def like(cls, x) -> ShapeDtypeStruct:
