@@ -187,3 +187,39 @@ def test_shape_dtype_struct_like_of_a_tracer_keeps_its_explicit_sharding():
     out = f(x)
   assert out.sharding.spec == P("x")
   np.testing.assert_array_equal(out, np.ones(8, np.int32))
+
+
+def test_partition_specs_are_interned_and_checked():
+  assert P(None, "x", "y") is P((), "x", "y") and P(["a"]) is P("a") is P(("a",))
+  assert P("x", "y", "z").index("z") == 2
+  with pytest.raises(ValueError, match="A tuple inside PartitionSpec cannot contain a nested "
+                                       "tuple"):
+    P("x", ("z", ("a",)))
+  with pytest.raises(TypeError, match="Subclassing `jax.P` is prohibited"):
+    type("MyP", (P,), {})
+
+
+def test_gspmd_sharding_keeps_xla_sharding_text():
+  from jaxlib import xla_client as xc
+  from xjax._src.sharding.shardings import GSPMDSharding
+  op = xc.OpSharding()
+  op.type = xc.OpSharding.Type.OTHER
+  op.tile_assignment_dimensions = [6, 35]
+  op.iota_reshape_dims = [7, 10, 3]
+  op.iota_transpose_perm = [2, 1, 0]
+  s = GSPMDSharding(list(range(210)), op)
+  assert "{devices=[6,35]<=[7,10,3]T(2,1,0)}" in repr(s)
+  assert s._to_xla_hlo_sharding(2).get_axis_sizes() == [7, 2, 5, 3]
+
+
+@pytest.mark.parametrize("spec", [P("x", None), P(None, "y"), P("x", "y")])
+def test_partitionable_random_bits_stay_local_to_each_device(spec):
+  from xjax._src.random import threefry
+  mesh = _mesh((2, 3), ("x", "y"))
+  shape = (4, 9)
+  data = np.arange(36, dtype=np.uint32).reshape(shape)
+  x = xjax.make_array_from_callback(shape, NamedSharding(mesh, spec), lambda i: data[i])
+  f = xjax.jit(lambda x: threefry.threefry_random_bits(jnp.zeros(2, np.uint32), 32, x.shape,
+                                                       True) + x)
+  assert "[4,9]" not in f.lower(x).compile().as_text()
+  np.testing.assert_array_equal(f(x), f(xjax.device_put(x, xjax.devices()[0])))

@@ -521,6 +521,13 @@ def hlo_sharding(tiles):
   return xla_client.HloSharding.from_proto(op)
 
 
+def hlo_sharding_from_proto(op_sharding):
+  """XLA's HloSharding of an OpSharding (an HloSharding is returned as it is)."""
+  if isinstance(op_sharding, xla_client.HloSharding):
+    return op_sharding
+  return xla_client.HloSharding.from_proto(op_sharding)
+
+
 def describe_sharding(op_sharding):
   """(tile_dims, devices, replicate_last) of an executable's OpSharding; None when it
   is something else (manual, maximal, tuple)."""

@@ -173,8 +173,9 @@ def threefry_2x32(keys, count):
 def iota_2x32_shape(shape):
   """``(hi, lo)``: the words of a 64-bit row-major iota of `shape`, as two uint32 arrays.
 
-  Up to 2**32 elements hi is zero and lo a reshaped iota; past that the index is summed over
-  the axes (each axis's iota times its stride) in 32-bit words with carries.
+  The index is summed over the axes (each axis's iota times its stride, as JAX lowers it, so
+  that the SPMD partitioner can split it); up to 2**32 elements hi is zero, past that the
+  sum is taken in 32-bit words with carries.
 
   Raises:
     NotImplementedError: more than 2**64 elements (as JAX).
@@ -182,10 +183,19 @@ def iota_2x32_shape(shape):
   size = math.prod(shape)
   if size > 2 ** 64:
     raise NotImplementedError("random bits array of size exceeding 2 ** 64")
-  if size <= 2 ** 32:
-    lo = st.reshape(st.iota(_U32, size), shape)
-    return st.full(shape, 0, _U32), lo
   strides = [math.prod(shape[axis + 1:]) for axis in range(len(shape))]
+  if size <= 2 ** 32:
+    # A sum of one iota per axis times its stride, not a reshaped 1-D iota: XLA's SPMD
+    # partitioner splits it along any axis without building the whole array on each device.
+    lo = None
+    for axis, stride in enumerate(strides):
+      if shape[axis] == 1:
+        continue
+      term = st.broadcasted_iota(_U32, tuple(shape), axis)
+      term = term if stride == 1 else ew.mul(term, _u32(stride))
+      lo = term if lo is None else ew.add(lo, term)
+    zeros = st.full(shape, 0, _U32)
+    return zeros, zeros if lo is None else lo
   return _strided_index_words(tuple(shape), strides)
 
 

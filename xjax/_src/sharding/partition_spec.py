@@ -29,10 +29,17 @@ class PartitionSpec(tuple):
   minor), or `PartitionSpec.UNCONSTRAINED`. Printed as ``P('x', None)``.
   Mirrors `jax.sharding.PartitionSpec`.
 
+  Specs are interned, as in JAX: equal entries give the same object (``P((), 'x')``
+  is ``P(None, 'x')``). It cannot be subclassed.
+
   Raises:
     TypeError: an entry of another kind.
+    ValueError: a tuple entry holding a tuple.
   """
   UNCONSTRAINED = UNCONSTRAINED
+
+  def __init_subclass__(cls, *args, **kwargs):
+    raise TypeError("Subclassing `jax.P` is prohibited.")
 
   def __new__(cls, *partitions, unreduced=frozenset(), reduced=frozenset()):
     parts = []
@@ -40,6 +47,10 @@ class PartitionSpec(tuple):
       if isinstance(p, list):
         p = tuple(p)
       if isinstance(p, tuple):
+        for q in p:
+          if isinstance(q, (tuple, list)):
+            raise ValueError("A tuple inside PartitionSpec cannot contain a nested tuple. Got "
+                             f"partition: {p} and the nested tuple: {q}")
         if len(p) == 1:
           p = p[0] if not isinstance(p[0], tuple) else p
         elif len(p) == 0:
@@ -49,9 +60,16 @@ class PartitionSpec(tuple):
         raise TypeError(f"PartitionSpec entries must be valid axis names, None, tuples of "
                         f"axis names or P.UNCONSTRAINED, got {p!r} of type {type(p)}")
       parts.append(p)
-    self = super().__new__(cls, parts)
-    self.unreduced = frozenset(unreduced)
-    self.reduced = frozenset(reduced)
+    unreduced, reduced = frozenset(unreduced), frozenset(reduced)
+    key = (tuple(parts), unreduced, reduced)
+    self = _interned.get(key)
+    if self is None:
+      self = super().__new__(cls, parts)
+      self.unreduced = unreduced
+      self.reduced = reduced
+      if len(_interned) >= _MAX_INTERNED:  # a bound on memory; identity holds below it
+        _interned.clear()
+      _interned[key] = self
     return self
 
   def __repr__(self):
@@ -89,6 +107,12 @@ class PartitionSpec(tuple):
   def _normalized_spec_for_aval(self, ndim: int) -> PartitionSpec:
     """This spec with Nones appended to `ndim` entries."""
     return PartitionSpec(*self, *([None] * (ndim - len(self))))
+
+
+# The specs made so far, by their entries (`PartitionSpec.__new__`). A tuple subclass cannot
+# be weakly referenced, so the table holds them (cleared past a bound).
+_interned: dict = {}
+_MAX_INTERNED = 1 << 16
 
 
 def _is_axis_name(p) -> bool:

@@ -358,11 +358,13 @@ class GSPMDSharding(Sharding):
       NotImplementedError: the XLA sharding is not tiled (manual, maximal or a tuple).
     """
     self._devices = tuple(devices)
+    self._hlo = None  # XLA's HloSharding, kept as given (it prints iota tile assignments)
     if not isinstance(tiles, TileDescription):
       proto = tiles.to_proto() if hasattr(tiles, "to_proto") else tiles
       described = backend.describe_sharding(proto)
       if described is None:
         raise NotImplementedError(f"xjax's GSPMDSharding holds tiled shardings only, not {tiles}")
+      self._hlo = backend.hlo_sharding_from_proto(tiles)
       tiles = TileDescription(*described)
     self._tiles = tiles
 
@@ -389,8 +391,14 @@ class GSPMDSharding(Sharding):
   def __hash__(self):
     return hash((self._devices, self._tiles))
 
+  def _to_xla_hlo_sharding(self, num_dimensions: int):
+    if self._hlo is None:
+      self._hlo = backend.hlo_sharding(self._tiles)
+    return self._hlo
+
   def __repr__(self):
-    return f"GSPMDSharding({self._tiles.hlo_text()}, memory_kind=device)"
+    text = self._tiles.hlo_text() if self._hlo is None else repr(self._hlo)
+    return f"GSPMDSharding({text}, memory_kind=device)"
 
 
 @functools.lru_cache(maxsize=4096)
