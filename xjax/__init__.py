@@ -64,9 +64,9 @@ from xjax._src.api import (clear_caches as clear_caches,
                            named_call as named_call,
                            named_scope as named_scope,
                            print_environment_info as print_environment_info, typeof as typeof)
-from xjax._src.custom_derivatives import (closure_convert as closure_convert,
-                                          custom_gradient as custom_gradient,
-                                          custom_jvp as custom_jvp, custom_vjp as custom_vjp)
+from xjax._src.custom_derivatives import custom_jvp as custom_jvp, custom_vjp as custom_vjp
+from xjax._src.custom_gradient import (closure_convert as closure_convert,
+                                       custom_gradient as custom_gradient)
 from xjax._src.linear_transpose import (fwd_and_bwd as fwd_and_bwd,
                                         linear_transpose as linear_transpose)
 

@@ -306,6 +306,14 @@ def _to_array(x):
   return dispatch.device_put_value(x if keep else np.asarray(x))
 
 
+def _as_output(x):
+  """A value vjp and linearize hand back: a Python scalar (a typed one too) as it is, as JAX
+  returns the values nothing computed; anything else as `_to_array` makes it."""
+  if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
+    return x
+  return _to_array(x)
+
+
 def _check_tangent(p, t):
   p_aval, t_aval = core.get_aval(p), core.get_aval(t)
   expected = p_aval.to_tangent_aval().dtype
@@ -419,7 +427,7 @@ def _lifted_jvp(jaxpr, in_avals, in_tree, out_tree, n, n_consts, *args):
                        f"the original primal values: got tangent aval {got.str_short()} for "
                        f"primal aval {aval.str_short()}")
   outs_t = core.eval_jaxpr(jaxpr, consts, *t_leaves)
-  return tree_util.tree_unflatten(out_tree, [_to_array(t) for t in outs_t[:n]])
+  return tree_util.tree_unflatten(out_tree, [_as_output(t) for t in outs_t[:n]])
 
 
 @traceback_util.api_boundary
@@ -446,7 +454,7 @@ def vjp(fun, *primals, has_aux: bool = False):
   vjp_fun = tree_util.Partial(functools.partial(
       _vjp_pullback, linear.jaxpr, in_avals, out_avals, aux_avals, in_tree, out_tree,
       len(linear.consts), source_info.fun_sourceinfo(fun)), *linear.consts)
-  out = tree_util.tree_unflatten(out_tree, [_to_array(o) for o in outs[:n]])
+  out = tree_util.tree_unflatten(out_tree, [_as_output(o) for o in outs[:n]])
   if has_aux:
     return out, vjp_fun, _aux_result(stores, outs[n:])
   return out, vjp_fun
@@ -491,7 +499,7 @@ def _vjp_pullback(jaxpr, in_avals, out_avals, aux_avals, in_tree, out_tree, n_co
   undefined = [ad.UndefinedPrimal(a) for a in in_avals]
   aux_cts = [ad.Zero(a) for a in aux_avals]
   cts = ad.backward_pass(jaxpr, consts, undefined, [*ct_leaves, *aux_cts])
-  cts = [_to_array(ad.instantiate_zeros(c)) if a.dtype != dtypes.float0
+  cts = [_as_output(ad.instantiate_zeros(c)) if a.dtype != dtypes.float0
          else np.zeros(a.shape, dtypes.float0) for c, a in zip(cts, in_avals)]
   return tree_util.tree_unflatten(in_tree, cts)
 

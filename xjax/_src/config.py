@@ -156,7 +156,8 @@ _FLAGS = [
     # future"); they do not change what the functions compute. xjax has one implementation
     # of each and accepts either value.
     _Flag("jax_custom_vjp3", False, "JAX_CUSTOM_VJP3",
-          help="Accepted for JAX compatibility; xjax has one custom_vjp implementation."),
+          help="JAX's custom_vjp3 checks: a custom_vjp function closing over a tracer "
+               "raises UnexpectedTracerError; a fwd output type mismatch names the leaf."),
     _Flag("jax_remat3", False, "JAX_REMAT3",
           help="Accepted for JAX compatibility; xjax has one remat implementation."),
     _Flag("jax_pprint_use_color", True, "JAX_PPRINT_USE_COLOR",

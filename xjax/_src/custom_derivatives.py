@@ -12,7 +12,7 @@ A call traces the function to a closed jaxpr and binds `custom_jvp_call`
 With ``symbolic_zeros=True`` the rules see `SymbolicZero` objects where a
 tangent (or cotangent) is known to be zero, and a custom_vjp's fwd sees each
 primal as a `CustomVJPPrimal` (value, perturbed). `custom_gradient` and
-`closure_convert` are built on these.
+`closure_convert` (in `custom_gradient.py`) are built on these.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from typing import Any
 
 from xjax._src import core
 from xjax._src import jaxpr_pp
-from xjax._src import dispatch
+from xjax._src import literals
 from xjax._src import dtypes
 from xjax._src import linear_util as lu
 from xjax._src import tree_util
@@ -279,9 +279,9 @@ def _trace_to_pass_to(trace, leaves):
 def _jvp_pairs(trace, leaves):
   """The (primals, tangents) of `leaves` under the JVP trace `trace`."""
   pairs = [trace.to_primal_tangent_pair(x) for x in leaves]
-  # A Python scalar primal reaches the rules as a weakly typed array (JAX's carry a dtype).
-  return ([dispatch.device_put_value(p) if type(p) in (bool, int, float, complex) else p
-           for p, _ in pairs], [t for _, t in pairs])
+  # A Python scalar primal reaches the rules as a typed scalar (it has a dtype), as JAX's
+  # canonicalization hands it on.
+  return [literals.typed_scalar(p) for p, _ in pairs], [t for _, t in pairs]
 
 
 def _call_eagerly(custom, args, kwargs):
@@ -693,6 +693,13 @@ def _check_primal_out_type(rule, name, p_tree, p_leaves, out_tree, out_avals):
                     f"structure:\n    {shown(p_tree, got)}\nwhile the custom_jvp-decorated "
                     f"function {name} had output container/pytree structure:\n"
                     f"    {shown(out_tree, out_avals)}.")
+  if config.jax_custom_vjp3:  # custom_vjp3 names the first leaf that differs
+    paths = [tree_util.keystr(k) for k, _ in tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(p_tree, p_leaves))[0]]
+    for path, a, b in zip(paths, got, out_avals):
+      if a.shape != b.shape or a.dtype != b.dtype:
+        raise TypeError(f"at {path}, got fwd output type {a.str_short()} which doesn't "
+                        f"match primal output type {b.str_short()}")
   if not all(a.shape == b.shape and a.dtype == b.dtype for a, b in zip(got, out_avals)):
     raise TypeError(head + "and in particular with leaves of the same shape/dtype), but "
                     "instead the JVP rule output's first element had shapes/dtypes of:\n"
@@ -723,9 +730,12 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
   res_and_outs, num_res = fwd(perturbed, *args)
   res, outs = res_and_outs[:num_res], res_and_outs[num_res:]
   out_avals = tuple(core.get_aval(o).to_tangent_aval() for o in outs)
-  arg_tangents = [ad.instantiate_zeros(t) for t in tangents[num_consts:]]
-  tangents_out = custom_lin_p.bind(*res, *arg_tangents, num_res=num_res, bwd=bwd,
-                                   out_avals=out_avals, symbolic_zeros=symbolic_zeros)
+  # As JAX's: only the nonzero input tangents are operands (`in_zeros` marks the others).
+  in_zeros = [type(t) is ad.Zero for t in tangents[num_consts:]]
+  nz_tangents = [t for t, z in zip(tangents[num_consts:], in_zeros) if not z]
+  tangents_out = custom_lin_p.bind(*res, *nz_tangents, num_res=num_res, bwd=bwd,
+                                   out_avals=out_avals, symbolic_zeros=symbolic_zeros,
+                                   in_zeros=in_zeros)
   return outs, tangents_out
 
 
@@ -811,12 +821,20 @@ def _custom_lin_batch(axis_data, args, dims, **params):
   raise TypeError(_NO_FORWARD_MODE)
 
 
-def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, symbolic_zeros):
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, symbolic_zeros, in_zeros):
   res = args[:num_res]
   if not symbolic_zeros:
     cts = [ad.instantiate_zeros(c) for c in cts]
   cts_in = bwd(*res, *cts)
-  return [None] * num_res + list(cts_in)
+  return [None] * num_res + [c for c, z in zip(cts_in, in_zeros, strict=True) if not z]
+
+
+def _pp_custom_lin(eqn, context):
+  """custom_lin printed as JAX's: the bwd rule by name, out_avals not shown."""
+  params = dict(eqn.params)
+  del params["out_avals"]
+  params["bwd"] = getattr(params["bwd"], "rule_name", "unknown")
+  return jaxpr_pp.pp_eqn_with_params(eqn, context, dict(sorted(params.items())))
 
 
 custom_lin_p = core.Primitive("custom_lin", multiple_results=True)
@@ -825,6 +843,7 @@ custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **_: list(out_avals))
 custom_lin_p.def_lowering(_custom_lin_lowering)
 custom_lin_p.def_transpose(_custom_lin_transpose)
 custom_lin_p.def_batch(_custom_lin_batch)
+custom_lin_p.pp_eqn = _pp_custom_lin
 
 
 def _mismatch_extra(a, b) -> str:
@@ -956,10 +975,18 @@ class custom_vjp:
     if (owner := _trace_to_pass_to(trace, leaves)) is not None:
       with core.set_current_trace(owner):
         return self(*_merge(self.nondiff_argnums, nondiff, diff))
+    traced = None
+    if config.jax_custom_vjp3:
+      # JAX's custom_vjp3 traces the function first, whatever the trace, and refuses one
+      # closing over a tracer; fwd's output is checked against the traced type.
+      traced = _trace_primal(self, nondiff, leaves, in_tree)
+      _check_no_closed_over_tracers(self.fun, traced[1])
     if type(trace) is ad.JVPTrace:
       # As JAX's ``JVPTrace.process_custom_vjp_call``: fwd runs on the primals directly (the
       # primal function is not traced), its output structure is the function's.
-      fwd_flat, bwd_flat = _vjp_rules_flat(self, nondiff, diff, leaves, in_tree, None)
+      fwd_flat, bwd_flat = _vjp_rules_flat(
+          self, nondiff, diff, leaves, in_tree,
+          None if traced is None else (traced[2], traced[0].out_avals))
       primals, tangents = _jvp_pairs(trace, leaves)
       with core.set_current_trace(trace.parent_trace):
         outs, tangents_out = _custom_vjp_call_jvp(
@@ -967,7 +994,7 @@ class custom_vjp:
             symbolic_zeros=self.symbolic_zeros)
       return tree_util.tree_unflatten(fwd_flat.out_tree, [
           trace.maybe_box(p, t) for p, t in zip(outs, tangents_out, strict=True)])
-    jaxpr, consts, out_tree = _trace_primal(self, nondiff, leaves, in_tree)
+    jaxpr, consts, out_tree = traced or _trace_primal(self, nondiff, leaves, in_tree)
     fwd_flat, bwd_flat = _vjp_rules_flat(self, nondiff, diff, leaves, in_tree,
                                          (out_tree, jaxpr.out_avals))
     outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=jaxpr, fwd=fwd_flat, bwd=bwd_flat,
@@ -999,9 +1026,8 @@ def _vjp_rules_flat(custom, nondiff, diff, leaves, in_tree, out_type):
   res_trees = []
 
   def fwd_flat(perturbed, *primals):
-    # JAX hands fwd its Python-scalar primals canonicalized (as typed scalars); here they
-    # come as weak-typed arrays, so that fwd computes arrays where the traced function did.
-    primals = [_python_scalar_as_array(x) for x in primals]
+    # JAX hands fwd its Python-scalar primals canonicalized, as typed scalars.
+    primals = [literals.typed_scalar(x) for x in primals]
     if symbolic_zeros:
       primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
     out = user_fwd(*_merge(nums, nondiff, tree_util.tree_unflatten(in_tree, primals)))
@@ -1035,6 +1061,17 @@ def _vjp_rules_flat(custom, nondiff, diff, leaves, in_tree, out_type):
   return fwd_flat, bwd_flat
 
 
+def _check_no_closed_over_tracers(fun, consts) -> None:
+  """custom_vjp3's UnexpectedTracerError for a function closing over a tracer (one of the
+  constants its trace captured)."""
+  t = next((c for c in consts if isinstance(c, core.Tracer)), None)
+  if t is not None:
+    raise UnexpectedTracerError(
+        f"custom_vjp-decorated function {fun} closed over a {type(t).__name__} of type "
+        f"{t.aval.str_short()}, but custom_vjp functions can't close over Tracers. Rewrite "
+        f"{fun} to take it as an explicit input.")
+
+
 def _check_fwd_out_type(head, name, p_tree, p_leaves, out_tree, out_avals):
   """JAX's TypeError when fwd's primal output differs from the primal function's in
   structure or in its leaves' shapes and dtypes."""
@@ -1046,123 +1083,14 @@ def _check_fwd_out_type(head, name, p_tree, p_leaves, out_tree, out_avals):
                     f"structure:\n    {shown(p_tree, got)}\nwhile the custom_vjp-decorated "
                     f"function {name} had output container/pytree structure:\n"
                     f"    {shown(out_tree, out_avals)}.")
+  if config.jax_custom_vjp3:  # custom_vjp3 names the first leaf that differs
+    paths = [tree_util.keystr(k) for k, _ in tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(p_tree, p_leaves))[0]]
+    for path, a, b in zip(paths, got, out_avals):
+      if a.shape != b.shape or a.dtype != b.dtype:
+        raise TypeError(f"at {path}, got fwd output type {a.str_short()} which doesn't "
+                        f"match primal output type {b.str_short()}")
   if not all(a.shape == b.shape and a.dtype == b.dtype for a, b in zip(got, out_avals)):
     raise TypeError(head + "instead the fwd rule output's first element had shapes/dtypes "
                     f"of:\n    {shown(p_tree, got)}\nwhile the custom_vjp-decorated function "
                     f"{name} had output shapes/dtypes of:\n    {shown(out_tree, out_avals)}")
-
-
-def _python_scalar_as_array(x):
-  """A Python scalar as a weak-typed array (as JAX's `bind` canonicalizes it); else `x`."""
-  if type(x) in (bool, int, float, complex):
-    return dispatch.device_put_value(x)
-  return x
-
-
-# ----------------------------------------------------------------------------
-# custom_gradient
-
-
-class _Residuals:
-  """custom_gradient's residuals: the traced gradient function, its constants the leaves."""
-
-  def __init__(self, jaxpr, in_tree, out_tree, consts):
-    self.jaxpr, self.in_tree, self.out_tree, self.consts = jaxpr, in_tree, out_tree, consts
-
-
-tree_util.register_pytree_node(
-    _Residuals, lambda r: (r.consts, (r.jaxpr, r.in_tree, r.out_tree)),
-    lambda aux, consts: _Residuals(*aux, list(consts)))
-
-
-def custom_gradient(fun):
-  """A function with a custom gradient, given as TensorFlow's ``tf.custom_gradient`` does.
-
-  `fun(*args)` returns ``(out, vjp_fn)``: the value, and a function from an
-  output cotangent to the tuple of argument cotangents (a single cotangent is
-  accepted for a one-leaf argument list). `vjp_fn` may close over values of
-  the forward computation; it is traced once per call, so it may not branch
-  in Python on them. Built on `custom_vjp`, so forward mode raises.
-
-  Returns:
-    A function of `fun`'s arguments returning ``out``.
-
-  Mirrors `jax.custom_gradient`.
-  """
-  @custom_vjp
-  def wrapped_fun(*args, **kwargs):
-    ans, _ = fun(*args, **kwargs)
-    return ans
-
-  def fwd(*args, **kwargs):
-    ans, rule = fun(*args, **kwargs)
-    ans_leaves, out_tree = tree_util.tree_flatten((ans,))
-    flat_rule, in_tree = flatten_fun_nokwargs(rule, out_tree)
-    closed = pe.trace_to_jaxpr(flat_rule,
-                               [core.get_aval(x).to_tangent_aval() for x in ans_leaves])
-    return ans, _Residuals(closed.jaxpr, in_tree.val, out_tree, list(closed.consts))
-
-  def bwd(res, cts):
-    cts_leaves, out_tree = tree_util.tree_flatten((cts,))
-    if out_tree != res.out_tree:
-      raise TypeError(f"{res.out_tree}\n!=\n{out_tree}")
-    cts_out = tree_util.tree_unflatten(res.in_tree,
-                                       core.eval_jaxpr(res.jaxpr, res.consts, *cts_leaves))
-    return (cts_out,) if tree_util.treedef_is_leaf(res.in_tree) else cts_out
-
-  wrapped_fun.defvjp(fwd, bwd)
-  return wrapped_fun
-
-
-# ----------------------------------------------------------------------------
-# closure_convert
-
-
-def _maybe_perturbed(x) -> bool:
-  """False when `x` surely carries no derivative (JAX's heuristic, issue 6415)."""
-  if not isinstance(x, core.Tracer):
-    return False
-  if isinstance(x, ad.JVPTracer):
-    return type(x.tangent) is not ad.Zero or _maybe_perturbed(x.primal)
-  if isinstance(x, pe.DynamicJaxprTracer):  # staged: differentiable unless float0 or a token
-    return getattr(x.aval.to_tangent_aval(), "dtype", dtypes.float0) != dtypes.float0
-  if isinstance(x, batching.BatchTracer):
-    return _maybe_perturbed(x.val)
-  return True
-
-
-def closure_convert(fun, *example_args):
-  """``(converted, consts)``: `fun` with the values it closes over that may carry derivatives
-  made explicit arguments.
-
-  `fun` is traced on the types of `example_args` (pytrees of arrays);
-  ``converted(*args, *consts)`` computes ``fun(*args)``. Only closed-over
-  tracers that may be differentiated are hoisted into `consts`; constants
-  and values with no derivative stay closed over.
-
-  Raises:
-    TypeError: `converted` called with arguments of another pytree structure.
-
-  Mirrors `jax.closure_convert`.
-  """
-  leaves, in_tree = tree_util.tree_flatten(example_args)
-  flat_fun, out_tree = flatten_fun_nokwargs(fun, in_tree)
-  closed = pe.trace_to_jaxpr(flat_fun, [core.get_aval(x) for x in leaves])
-  hoist = [_maybe_perturbed(c) for c in closed.consts]
-  kept = [c for c, h in zip(closed.consts, hoist) if not h]
-  hoisted = [c for c, h in zip(closed.consts, hoist) if h]
-  out_tree = out_tree.val
-
-  def converted(*args_and_consts):
-    n_args = len(args_and_consts) - len(hoisted)
-    args, const_args = args_and_consts[:n_args], iter(args_and_consts[n_args:])
-    kept_it = iter(kept)
-    consts = [next(const_args) if h else next(kept_it) for h in hoist]
-    flat, in_tree2 = tree_util.tree_flatten(tuple(args))
-    if in_tree != in_tree2:
-      raise TypeError("The inputs to the closure produced by closure_convert must have the "
-                      "same Pytree structure as the example arguments passed when "
-                      f"closure_convert was called. Expected {in_tree}, but got {in_tree2}")
-    return tree_util.tree_unflatten(out_tree, core.eval_jaxpr(closed.jaxpr, consts, *flat))
-
-  return converted, hoisted
