@@ -223,3 +223,19 @@ def test_partitionable_random_bits_stay_local_to_each_device(spec):
                                                        True) + x)
   assert "[4,9]" not in f.lower(x).compile().as_text()
   np.testing.assert_array_equal(f(x), f(xjax.device_put(x, xjax.devices()[0])))
+
+
+def test_partial_indexing_of_a_sharded_array_lays_out_as_jax():
+  mesh = _mesh((2, 2, 2), ("x", "y", "z"))
+  data = np.arange(32, dtype=np.float32).reshape(4, 4, 2)
+  x = xjax.device_put(data, NamedSharding(mesh, P("x", "y", "z")))
+  for index, spec, shard in [((slice(None), slice(1, None, 2)), P("x", None, "z"), (2, 2, 1)),
+                             ((slice(None), slice(-1, None)), P("x", None, "z"), (2, 1, 1)),
+                             ((slice(None, None, -1),), P("x", "y", "z"), (2, 2, 1)),
+                             ((slice(0, 6),), P("x", "y", "z"), (2, 2, 1))]:
+    y = x[index]
+    np.testing.assert_array_equal(y, data[index])
+    assert y.sharding.spec == spec and y.sharding.shard_shape(y.shape) == shard, index
+  from xjax._src.numpy.indexing import IndexingStrategy, rewriting_take
+  with pytest.raises(ValueError, match="static_slice with partial slices does not support"):
+    rewriting_take(x, (0,), strategy=IndexingStrategy.STATIC_SLICE)

@@ -583,13 +583,23 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
   if config.jax_check_static_indices and (
       mode is None or GatherScatterMode.from_any(mode) == GatherScatterMode.PROMISE_IN_BOUNDS):
     _check_static_ints(indices, shape, normalize_indices)
+  # As in JAX, an array over several devices is not sliced partially (an integer index, a
+  # dynamic slice, a strided or partial slice): such an index goes to a gather, whose result
+  # XLA lays out differently.
+  sharded_partial = _is_sharded(arr) and _has_partial_slices(indices, shape)
   if strategy == IndexingStrategy.STATIC_SLICE:
+    if sharded_partial:
+      raise ValueError("static_slice with partial slices does not support nontrivial array "
+                       "sharding.")
     return _with_sharding(_static_slice(arr, indices, shape, mode, normalize_indices),
                           out_sharding)
   if strategy == IndexingStrategy.DYNAMIC_SLICE:
+    if sharded_partial:
+      raise ValueError("dynamic_slice with partial slices does not support nontrivial array "
+                       "sharding.")
     return _with_sharding(_dynamic_slice(arr, indices, shape, mode, normalize_indices),
                           out_sharding)
-  if strategy == IndexingStrategy.AUTO:
+  if strategy == IndexingStrategy.AUTO and not sharded_partial:
     try:
       return _with_sharding(_static_slice(arr, indices, shape, mode, normalize_indices),
                             out_sharding)
@@ -605,6 +615,28 @@ def rewriting_take(arr, idx, *, indices_are_sorted: bool = False, unique_indices
                                 unique_indices=unique_indices, mode=mode,
                                 fill_value=fill_value, normalize=normalize_indices),
                         out_sharding)
+
+
+def _is_sharded(arr) -> bool:
+  """Whether `arr` is a concrete array over more than one device (JAX's test)."""
+  return type(arr) is Array and arr._sharding is not None and arr._sharding.num_devices != 1
+
+
+def _has_partial_slices(indices, shape) -> bool:
+  """Whether the index takes part of some axis: an integer, a dynamic slice, or a slice that
+  is strided or does not cover its axis (JAX's `NDIndexer.has_partial_slices`)."""
+  for ix in indices:
+    if ix.kind in (INTEGER, DYNAMIC_SLICE):
+      return True
+    if ix.kind == SLICE:
+      (axis,) = ix.axes
+      try:
+        start, stop, step = ix.value.indices(shape[axis])
+      except (TypeError, ValueError):  # traced bounds, a zero step: the gather's errors
+        return True
+      if abs(step) != 1 or abs(stop - start) != shape[axis]:
+        return True
+  return False
 
 
 def _with_sharding(out, out_sharding):
