@@ -74,8 +74,9 @@ def run_on_devices(*enabled_devices, skip_reason=None):
 
 
 def device_supports_buffer_donation():
-  """Test-method decorator: run only where XLA implements donation (not on CPU in JAX)."""
-  return _device_filter(lambda: test_device_matches(["gpu", "tpu"]))
+  """Test-method decorator: run only on platforms where donation is implemented (JAX 0.10.2's
+  list: CPU, GPU, TPU)."""
+  return _device_filter(lambda: test_device_matches(["cpu", "gpu", "cuda", "rocm", "tpu"]))
 
 
 def request_cpu_devices(nr_devices: int) -> None:
