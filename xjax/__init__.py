@@ -98,6 +98,12 @@ from xjax import tree_util as tree_util
 from xjax import typing as typing
 
 from xjax._src.version import __version__ as __version__
+# As JAX's `jax.ad`: the markers of `VJP.with_refs`.
+from types import SimpleNamespace as _SimpleNamespace
+from xjax._src import api as _api
+ad = _SimpleNamespace(DontWant=_api.DontWant, DidntWant=_api.DidntWant,
+                      GradRef=_api.GradRef, GradValue=_api.GradValue)
+del _SimpleNamespace, _api
 from xjax._src.shard_map import shard_map as shard_map
 from xjax._src.pmap import pmap as pmap
 from xjax._src.version import __version_info__ as __version_info__

@@ -450,20 +450,160 @@ def vjp(fun, *primals, has_aux: bool = False):
   out_avals = tuple(core.get_aval(o) for o in outs[:n])
   aux_avals = tuple(core.get_aval(a).to_tangent_aval() for a in outs[n:])
   in_avals = tuple(core.get_aval(x).to_tangent_aval() for x in leaves)
-  # A tree_util.Partial over the residuals, as JAX's vjp function.
-  vjp_fun = tree_util.Partial(functools.partial(
+  # As JAX's VJP object: the residuals that are inputs themselves are kept apart (`args_res`,
+  # one pytree per argument, NotNeeded where unused), the others are `opaque_residuals`.
+  leaf_index = {id(x): i for i, x in enumerate(leaves)}
+  opaque, spec = [], []
+  for c in linear.consts:
+    if id(c) in leaf_index:
+      spec.append((True, leaf_index[id(c)]))
+    else:
+      spec.append((False, len(opaque)))
+      opaque.append(c)
+  used = {i for is_arg, i in spec if is_arg}
+  args_res = list(tree_util.tree_unflatten(
+      in_tree, [x if i in used else NotNeeded() for i, x in enumerate(leaves)]))
+  pullback = functools.partial(
       _vjp_pullback, linear.jaxpr, in_avals, out_avals, aux_avals, in_tree, out_tree,
-      len(linear.consts), source_info.fun_sourceinfo(fun)), *linear.consts)
+      len(linear.consts), source_info.fun_sourceinfo(fun))
+  vjp_fun = VJP((pullback, tuple(spec)), in_tree, out_tree, args_res, opaque)
   out = tree_util.tree_unflatten(out_tree, [_as_output(o) for o in outs[:n]])
   if has_aux:
     return out, vjp_fun, _aux_result(stores, outs[n:])
   return out, vjp_fun
 
 
+class NotNeeded:
+  """Stands in `VJP.args_res` for an input the backward pass does not use (mirrors JAX's
+  ``api.NotNeeded``; a pytree with no leaves)."""
+  __slots__ = ()
+
+  def __repr__(self):
+    return "NotNeeded()"
+
+
+class GradValue:
+  """`VJP.with_refs` argument: return this input's cotangent (mirrors ``jax.ad.GradValue``)."""
+  __slots__ = ()
+
+  def __eq__(self, other):
+    return type(other) is GradValue
+
+  __hash__ = object.__hash__
+
+
+class DontWant:
+  """`VJP.with_refs` argument: this input's cotangent is not wanted, so it is not computed
+  (mirrors ``jax.ad.DontWant``)."""
+  __slots__ = ()
+
+  def __eq__(self, other):
+    return type(other) is DontWant
+
+  __hash__ = object.__hash__
+
+
+class DidntWant:
+  """`VJP.with_refs` result for an input given `DontWant` (mirrors ``jax.ad.DidntWant``; a
+  pytree with no leaves)."""
+  __slots__ = ()
+
+  def __eq__(self, other):
+    return type(other) is DidntWant
+
+  __hash__ = object.__hash__
+
+
+class GradRef:
+  """`VJP.with_refs` result for an input given a Ref: its cotangent was added into the Ref
+  (mirrors ``api.GradRef``; a pytree with no leaves)."""
+  __slots__ = ()
+
+  def __eq__(self, other):
+    return type(other) is GradRef
+
+  __hash__ = object.__hash__
+
+
+for _cls in (NotNeeded, DidntWant, GradRef):
+  tree_util.register_pytree_node(_cls, lambda x: ((), None), lambda _, __, c=_cls: c())
+
+
+class VJP:
+  """The function `vjp` returns: ``f_vjp(out_ct)`` pulls an output cotangent back to a tuple
+  of input cotangents.
+
+  Attributes:
+    args_res: one pytree per primal argument, holding the inputs the backward pass reads
+      (NotNeeded where it reads none); they may be replaced (by values of the same types)
+      before calling, e.g. to pass them in again after dropping them.
+    opaque_residuals: the other values the backward pass reads.
+    in_tree, out_tree: the primals' and the outputs' pytree structures.
+
+  A pytree (its leaves the residuals), so it passes in and out of jitted functions.
+  Mirrors JAX's ``api.VJP``.
+  """
+  __slots__ = ("fun", "in_tree", "out_tree", "args_res", "opaque_residuals", "__weakref__")
+
+  def __init__(self, fun, in_tree, out_tree, args_res, opaque_residuals):
+    self.fun, self.in_tree, self.out_tree = fun, in_tree, out_tree
+    self.args_res, self.opaque_residuals = args_res, opaque_residuals
+
+  def _consts(self):
+    _, spec = self.fun
+    arg_leaves = tree_util.tree_leaves(self.args_res, is_leaf=lambda x: isinstance(x, NotNeeded))
+    return [arg_leaves[i] if is_arg else self.opaque_residuals[i] for is_arg, i in spec]
+
+  def __call__(self, *out_ct):
+    pullback, _ = self.fun
+    return pullback(*self._consts(), *out_ct)
+
+  def with_refs(self, *maybe_ct_refs):
+    """A function of the output cotangent that, per input leaf as `maybe_ct_refs` (one per
+    primal argument) says: returns its cotangent (`GradValue`), adds it into a Ref and returns
+    `GradRef()`, or does not compute it and returns `DidntWant()` (`DontWant`)."""
+    from xjax._src.state import types as state_types
+    is_ref = lambda x: isinstance(x, state_types.Ref)
+    if maybe_ct_refs:
+      wants, tree = tree_util.tree_flatten(maybe_ct_refs, is_leaf=is_ref)
+      if tree != self.in_tree:
+        raise TypeError(f"VJP.with_refs: expected one of GradValue(), DontWant() or a Ref per "
+                        f"primal input leaf, of structure {self.in_tree}; got {tree}")
+    else:
+      wants = [GradValue()] * self.in_tree.num_leaves
+    wanted = tuple(not isinstance(w, DontWant) for w in wants)
+    pullback, _ = self.fun
+
+    def call(out_ct):
+      cts = tree_util.tree_leaves(
+          pullback(*self._consts(), out_ct, wanted=wanted),
+          is_leaf=lambda x: x is None)
+      outs = []
+      for w, ct in zip(wants, cts):
+        if isinstance(w, DontWant):
+          outs.append(DidntWant())
+        elif is_ref(w):
+          w[...] = w[...] + ct
+          outs.append(GradRef())
+        else:
+          outs.append(ct)
+      return tree_util.tree_unflatten(self.in_tree, outs)
+    return call
+
+  def __repr__(self):
+    return f"VJP(in_tree={self.in_tree}, out_tree={self.out_tree})"
+
+
+tree_util.register_pytree_node(
+    VJP, lambda v: ((v.args_res, v.opaque_residuals), (v.fun, v.in_tree, v.out_tree)),
+    lambda aux, children: VJP(*aux, *children))
+
+
 def _vjp_pullback(jaxpr, in_avals, out_avals, aux_avals, in_tree, out_tree, n_consts, src,
-                  *args):
+                  *args, wanted=None):
   """The function `vjp` returns: ``args`` are the linear jaxpr's constants, then the
-  cotangent; `src` names the differentiated function (``f at file:line``)."""
+  cotangent; `src` names the differentiated function (``f at file:line``). With `wanted`
+  (a bool per input leaf), only those inputs' cotangents are computed (None for the others)."""
   consts, cts = args[:n_consts], args[n_consts:]
   if len(cts) != 1:
     if not cts:
@@ -498,10 +638,33 @@ def _vjp_pullback(jaxpr, in_avals, out_avals, aux_avals, in_tree, out_tree, n_co
                else c for a, c in zip(out_avals, ct_leaves)]
   undefined = [ad.UndefinedPrimal(a) for a in in_avals]
   aux_cts = [ad.Zero(a) for a in aux_avals]
-  cts = ad.backward_pass(jaxpr, consts, undefined, [*ct_leaves, *aux_cts])
-  cts = [_as_output(ad.instantiate_zeros(c)) if a.dtype != dtypes.float0
-         else np.zeros(a.shape, dtypes.float0) for c, a in zip(cts, in_avals)]
+  if wanted is None or all(wanted):
+    cts = ad.backward_pass(jaxpr, consts, undefined, [*ct_leaves, *aux_cts])
+  else:
+    cts = _pruned_backward_pass(jaxpr, consts, undefined, [*ct_leaves, *aux_cts], wanted)
+  cts = [None if wanted is not None and not w else
+         _as_output(ad.instantiate_zeros(c)) if a.dtype != dtypes.float0
+         else np.zeros(a.shape, dtypes.float0)
+         for c, a, w in zip(cts, in_avals, wanted or [True] * len(in_avals))]
   return tree_util.tree_unflatten(in_tree, cts)
+
+
+def _pruned_backward_pass(jaxpr, consts, undefined, cts, wanted):
+  """The backward pass computing only the `wanted` inputs' cotangents (None for the others):
+  traced, pruned of what only the others need, then evaluated."""
+  zeros = [type(c) is ad.Zero for c in cts]
+  given = [c for c, z in zip(cts, zeros) if not z]
+
+  def flat(*args):
+    it = iter(args[len(consts):])
+    outs = ad.backward_pass(jaxpr, args[:len(consts)], undefined,
+                            [c if z else next(it) for c, z in zip(cts, zeros)])
+    return [ad.instantiate_zeros(o) for o, w in zip(outs, wanted) if w]
+
+  closed = pe.trace_to_jaxpr(flat, [core.get_aval(x) for x in (*consts, *given)])
+  closed, _ = pe.dce_closed_jaxpr(closed, [True] * len(closed.jaxpr.outvars), instantiate=True)
+  outs = iter(core.eval_jaxpr(closed.jaxpr, closed.consts, *consts, *given))
+  return [next(outs) if w else None for w in wanted]
 
 
 def _check_input_dtype_grad(holomorphic: bool, allow_int: bool, x, name: str = "grad"):
