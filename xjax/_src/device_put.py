@@ -64,7 +64,12 @@ def target_device(device):
 
 def place(leaf, device, semantics: ArrayCopySemantics):
   """`leaf` (a concrete value) as an Array on `device` (None: the default, uncommitted; a
-  Sharding: split over its devices)."""
+  Sharding: split over its devices). An Array already there (any, for None) is returned
+  itself where the semantics let it be reused, as JAX's."""
+  if (semantics is ArrayCopySemantics.REUSE_INPUT and type(leaf) is Array
+      and not leaf.is_deleted()
+      and (device is None or leaf._committed and leaf.sharding == _as_sharding(device))):
+    return leaf
   if isinstance(device, Sharding):
     if not device.is_fully_addressable and not (type(leaf) is Array and leaf._committed):
       _check_same_in_every_process(leaf, device)
@@ -81,6 +86,10 @@ def place(leaf, device, semantics: ArrayCopySemantics):
         and type(leaf) is Array and placed._buf is not leaf._buf):
     leaf.delete()
   return placed
+
+
+def _as_sharding(device) -> Sharding:
+  return device if isinstance(device, Sharding) else SingleDeviceSharding(device)
 
 
 def _check_same_in_every_process(value, sharding) -> None:
@@ -185,10 +194,8 @@ def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None
   if device_given_whole:
     devices = [device] * len(leaves)
   else:
-    errors_ = tree_util.prefix_errors(device, x, is_leaf=lambda v: v is None)
-    if errors_:
-      raise ValueError("device_put device specification must be a tree prefix of the "
-                       "corresponding value; " + str(errors_[0]("device_put device")))
+    if tree_util.prefix_errors(device, x, is_leaf=lambda v: v is None):
+      raise _prefix_error(device, tree)
     devices = tree_util.broadcast_prefix(device, x, is_leaf=lambda v: v is None)
   # Validates every placement (a bad one raises ValueError, traced or not).
   targets = [placement_device(device)] * len(leaves) if device_given_whole else [
@@ -208,6 +215,25 @@ def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None
       continue
     out.append(place(leaf, target, semantics))
   return tree_util.tree_unflatten(tree, out)
+
+
+class _PytreeLeaf:
+  """Stands for each leaf of the value in device_put's prefix-error report (JAX's)."""
+
+  def __repr__(self):
+    return "pytree leaf"
+
+
+def _prefix_error(device, tree) -> ValueError:
+  """JAX's ValueError for a device specification that is no tree prefix of the value: every
+  mismatch listed, the value's leaves shown as pytree leaves (and Nones of the specification
+  as subtrees, as JAX's report has them)."""
+  dummy = tree_util.tree_unflatten(tree, [_PytreeLeaf() for _ in range(tree.num_leaves)])
+  errors_ = tree_util.prefix_errors(device, dummy)
+  details = "\n  ".join(str(e("device_put device")) for e in errors_)
+  return ValueError("device_put device specification must be a tree prefix of the "
+                    f"corresponding value; \n  Mismatch details ({len(errors_)} found):\n"
+                    f"  {details}")
 
 
 def placement_device(device):

@@ -139,7 +139,10 @@ def _reshard(x: Array, sharding) -> Array:
   def build():
     closed = pe.trace_to_jaxpr(lambda v: [v], [x.aval.update(weak_type=False, sharding=None)])
     return compile_spmd(closed, dst.mesh, [src], [dst], "reshard")
-  return _executables.get_or_build(key, build).run([x])[0]
+  out = _executables.get_or_build(key, build).run([x])[0]
+  # The sharding asked for, as JAX's device_put keeps it (the program's output sharding may
+  # spell the same layout otherwise: P(('x', 'y')) for P('x') where 'y' has size 1).
+  return out if out._sharding == dst else as_array(out._buf, out.aval, dst)
 
 
 # ----------------------------------------------------------------------------

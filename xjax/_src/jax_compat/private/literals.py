@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from xjax._src import core
-from xjax._src import dtypes
 from xjax._src.lax import elementwise
 
 
@@ -15,7 +14,8 @@ class TypedNdArray(elementwise._WeakConst):
 
   Args (constructor):
     val: the array.
-    aval: its ShapedArray; by default the array's own shape and canonical dtype, not weak.
+    aval: its ShapedArray; by default the array's own shape and dtype (not canonicalized,
+      as JAX's: it is kept whatever jax_enable_x64 says), not weak.
 
   Mirrors `jax._src.literals.TypedNdArray`.
   """
@@ -23,7 +23,7 @@ class TypedNdArray(elementwise._WeakConst):
   def __new__(cls, val, aval: core.ShapedArray | None = None):
     val = np.asarray(val)
     if aval is None:
-      aval = core.ShapedArray(val.shape, dtypes.canonicalize_dtype(val.dtype))
+      aval = core.ShapedArray(val.shape, val.dtype)
     return super().__new__(cls, val, aval)
 
   @property
