@@ -251,4 +251,5 @@ class Compiled(stages.Stage):
 def _shape_dtype_structs(out_tree, avals):
   from xjax._src.shape_dtype_struct import ShapeDtypeStruct
   return tree_util.tree_unflatten(
-      out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals])
+      out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
+                                  sharding=getattr(a, "sharding", None)) for a in avals])

@@ -221,8 +221,13 @@ def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision,
   # y's contracting dims come out in increasing order; each matches one x dim.
   x_contract_by_y = [x_contract[k] for k in np.argsort(y_contract, kind="stable")]
   produced = [*x_batch, *x_free, *x_contract_by_y]
+  # On Explicit mesh axes the cotangent is typed as x (JAX's rule), in the product's order.
+  xs = x.aval.sharding
+  produced_sharding = None if xs is None else rules.NamedSharding(
+      xs.mesh, rules.PartitionSpec(*(tuple(xs.spec)[d] for d in produced)))
   out = dot_general_p.bind(ct, y, dimension_numbers=dims, precision=precision,
-                           preferred_element_type=preferred_element_type, out_sharding=None)
+                           preferred_element_type=preferred_element_type,
+                           out_sharding=produced_sharding)
   x_ct = transpose(out, tuple(int(i) for i in np.argsort(produced, kind="stable")))
   if core.get_aval(x_ct).dtype != x.aval.dtype:
     x_ct = convert_element_type(x_ct, x.aval.dtype, weak_type=x.aval.weak_type)

@@ -253,7 +253,8 @@ def _reduce_sum_abstract_eval(operand, *, axes, out_sharding):
 
 def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
   shape = operand.aval.shape
-  return [broadcast_in_dim(ct, shape, tuple(d for d in range(len(shape)) if d not in axes))]
+  return [broadcast_in_dim(ct, shape, tuple(d for d in range(len(shape)) if d not in axes),
+                           out_sharding=operand.aval.sharding)]  # the operand's type, as JAX
 
 
 reduce_sum_p = standard_primitive("reduce_sum", _reduce_sum_abstract_eval,

@@ -209,8 +209,8 @@ def _reshape_abstract_eval(operand, *, new_sizes, dimensions, sharding):
 
 def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
   shape = operand.aval.shape
-  if dimensions is None:
-    return [reshape(ct, shape)]
+  if dimensions is None:  # the cotangent takes the operand's type, split axes included (JAX)
+    return [reshape(ct, shape, out_sharding=operand.aval.sharding)]
   permuted = reshape(ct, tuple(shape[d] for d in dimensions))
   return [transpose(permuted, tuple(np.argsort(dimensions)))]
 
