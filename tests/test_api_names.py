@@ -23,8 +23,8 @@ with open(os.path.join(HERE, "golden", "jax_public_names.json")) as f:
 KNOWN_MISSING = {
     "jax": set("""
     array_garbage_collection_guard auto_pcast default_prng_impl
-    jax2tf_associative_scan_reductions make_user_context memory
-    no_execution no_tracing remove_size_one_mesh_axis_from_type smap
+    jax2tf_associative_scan_reductions memory
+    remove_size_one_mesh_axis_from_type smap
     thread_guard
     """.split()),
     "jax.extend": set("""

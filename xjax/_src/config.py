@@ -139,6 +139,11 @@ _FLAGS = [
           help="Each time there is a miss on the tracing cache, log an explanation. Logging "
           "is performed with `logging`. When this option is set, the log level is WARNING; "
           "otherwise the level is DEBUG."),
+    _Flag("jax_no_tracing", False, "JAX_NO_TRACING",
+          help="Disallow tracing for jit: a jitted function that would trace raises "
+          "RuntimeError."),
+    _Flag("jax_no_execution", False, "JAX_NO_EXECUTION",
+          help="Disallow executions: running a compiled program raises RuntimeError."),
     _Flag("jax_debug_key_reuse", False, "JAX_DEBUG_KEY_REUSE",
           help="Turn on key reuse checking: typed PRNG keys (made with jax.random.key()) "
           "have their usage tracked, and reusing a consumed key raises KeyReuseError."),
@@ -403,7 +408,8 @@ class Config:
            self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs,
            self.jax_debug_key_reuse, self.jax_check_tracer_leaks,
            self.jax_allow_f16_reductions, self.jax_check_static_indices,
-           self.jax_default_prng_impl, *(provider() for provider in _context_providers))
+           self.jax_default_prng_impl, self.jax_no_execution,
+           *(provider() for provider in _context_providers))
     # Interned: equal contexts give the same tuple object (callers compare keys by
     # identity first), and each distinct context a small int (`context_id`).
     with _interned_lock:
@@ -465,6 +471,53 @@ def register_trace_context(provider) -> None:
 config = Config()
 
 
+class UserContext:
+  """A value of the user's that jit's caches key on: changing it retraces, as flags do.
+
+  ``with ctx(value): ...`` sets it in this thread; `get_global`/`set_global` read and set
+  the value outside any such block; `value` is the value in this thread.
+  Mirrors the object `jax.make_user_context` returns.
+  """
+
+  def __init__(self, default_value=None):
+    self._global = default_value
+    self._local = threading.local()
+    register_trace_context(lambda: self.value)
+
+  @property
+  def value(self):
+    stack = getattr(self._local, "stack", None)
+    return stack[-1] if stack else self._global
+
+  def get_global(self):
+    return self._global
+
+  def set_global(self, value) -> None:
+    self._global = value
+    config.trace_context_changed()
+
+  @contextlib.contextmanager
+  def __call__(self, new_val):
+    stack = self._local.__dict__.setdefault("stack", [])
+    stack.append(new_val)
+    config.trace_context_changed()
+    try:
+      yield
+    finally:
+      stack.pop()
+      config.trace_context_changed()
+
+
+def make_user_context(default_value=None) -> UserContext:
+  """A new `UserContext` of default `default_value`: a context jitted functions retrace
+  (and recompile) for when its value changes. Not thread-safe to create (it registers a
+  trace context); safe to use once made.
+
+  Mirrors `jax.make_user_context`.
+  """
+  return UserContext(default_value)
+
+
 class _NoDefault:
   def __repr__(self):
     return "<no default>"
@@ -503,6 +556,14 @@ class State:
 
   def __call__(self, new_val=no_default) -> StateContextManager:
     return StateContextManager(self, new_val)
+
+  def get_global(self):
+    """The flag's global value (what `config.update` set), whatever this thread overrides."""
+    return config._values[self._name]
+
+  def set_global(self, value) -> None:
+    """Sets the flag's global value, as `config.update` does."""
+    config.update(self._name, value)
 
   def __repr__(self):
     return f"<xjax config State {self._name}={self.value!r}>"
@@ -563,6 +624,8 @@ allow_f16_reductions = _bool_state("jax_allow_f16_reductions")
 softmax_custom_jvp = _bool_state("jax_softmax_custom_jvp")
 custom_vjp3 = _bool_state("jax_custom_vjp3")
 remat3 = _bool_state("jax_remat3")
+no_tracing = _bool_state("jax_no_tracing")
+no_execution = _bool_state("jax_no_execution")
 disable_bwd_checks = _bool_state("jax_disable_bwd_checks")
 pprint_use_color = _bool_state("jax_pprint_use_color")
 threefry_partitionable = State("jax_threefry_partitionable", True,

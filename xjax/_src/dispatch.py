@@ -8,6 +8,7 @@ placement, and "computation follows data".
 from __future__ import annotations
 
 import logging
+import re
 import threading
 
 import numpy as np
@@ -174,6 +175,16 @@ def device_put_value(x, device=None, weak_type=None, committed=None) -> Array:
 # Compiled programs
 
 
+def no_execution_error(text) -> RuntimeError:
+  """JAX's error for running a program while `jax.no_execution` is set."""
+  name = "program"
+  if isinstance(text, str):
+    found = re.search(r"module @(\S+)", text)
+    name = found.group(1) if found else name
+  return RuntimeError(f"JAX tried to execute function {name}, but the no_execution config "
+                      "option is set")
+
+
 class Executable:
   """A compiled closed jaxpr: run it on device buffers, get Arrays back."""
   __slots__ = ("xla_executable", "in_avals", "out_avals", "device", "const_buffers", "text",
@@ -203,6 +214,8 @@ class Executable:
     self._execute = (backend.execute_and_wait if closed_jaxpr.effects else backend.execute)
 
   def run(self, buffers, committed: bool) -> list[Array]:
+    if config.jax_no_execution:
+      raise no_execution_error(self.text)
     if self.const_buffers:
       buffers = [*self.const_buffers, *buffers]
     try:

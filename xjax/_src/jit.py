@@ -273,6 +273,9 @@ class PjitFunction:
     full_args, full_kwargs = self._rebuild(statics, dyn_args, dyn_kwargs)
     info = debug_info(traced_for, fun, full_args, full_kwargs,
                       self._static_argnums, self._static_argnames, self._sig)
+    if config.jax_no_tracing:
+      raise RuntimeError(f"re-tracing function {info.func_src_info} for `jit`, but "
+                         "'no_tracing' is set")
     if config.jax_explain_cache_misses:
       pe.explain_cache_miss(fun, self._jaxpr_cache.keys(), key, info)
     if core.trace_ctx.trace is core.eval_trace:  # as JAX: a top-level trace is timed

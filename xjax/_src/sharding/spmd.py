@@ -20,6 +20,7 @@ from xjax._src import core
 from xjax._src import compile_log
 from xjax._src import executable_cache
 from xjax._src.array import Array
+from xjax._src.config import config
 from xjax._src.interpreters import lowering
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.sharding import rules
@@ -180,6 +181,9 @@ class ShardedExecutable:
     self._n_consts = n_consts
 
   def run(self, args) -> list[Array]:
+    if config.jax_no_execution:
+      raise RuntimeError("JAX tried to execute an SPMD program, but the no_execution config "
+                         "option is set")
     bufs = list(self._const_bufs)
     for x, s in zip(args, self.in_shardings[self._n_consts:]):
       if type(x) is Array and x._sharding is not None and (
