@@ -464,7 +464,7 @@ def test_other_error_classes():
 
 def test_copy_to_host_async_and_host_aliases():
   tree = {"a": jnp.arange(3.0), "b": [jnp.ones(2), "not an array", 4]}
-  assert xjax.copy_to_host_async(tree) is None
+  assert xjax.copy_to_host_async(tree) is tree  # JAX 0.10.2 returns its argument
   np.testing.assert_array_equal(np.asarray(tree["a"]), [0.0, 1.0, 2.0])
   with pytest.warns(UserWarning, match="process_count"):
     assert xjax.host_count() == xjax.process_count()

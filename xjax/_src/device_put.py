@@ -274,14 +274,17 @@ def block_until_ready(x):
 def copy_to_host_async(x):
   """Starts copying every Array leaf of pytree `x` to host memory, without waiting.
 
-  Leaves without a ``copy_to_host_async`` method are left alone. A later
-  ``np.asarray(leaf)`` then finds the data on the host. Returns None, as JAX 0.10.2's
-  does. Mirrors `jax.copy_to_host_async`.
+  Leaves without a ``copy_to_host_async`` method are left alone (an AttributeError the
+  method itself raises is not hidden). A later ``np.asarray(leaf)`` then finds the data on
+  the host. Returns `x` itself, as JAX 0.10.2's does. Mirrors `jax.copy_to_host_async`.
   """
   for leaf in tree_util.tree_leaves(x):
-    copy = getattr(leaf, "copy_to_host_async", None)
-    if copy is not None:
-      copy()
+    try:
+      copy = leaf.copy_to_host_async
+    except AttributeError:
+      continue
+    copy()
+  return x
 
 
 def _array_to_device(self, device, *, stream=None) -> Array:
