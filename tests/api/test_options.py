@@ -194,3 +194,13 @@ def test_numpy_dtype_promotion_modes():
       jnp.ones(3, jnp.int32) + jnp.ones(3, jnp.float32)
     assert (jnp.ones(3) + jnp.ones(3)).dtype == np.float32
   assert (jnp.ones(3, jnp.int32) + jnp.ones(3, jnp.float32)).dtype == np.float32
+
+
+def test_effort_and_level_compiler_options_are_build_options():
+  # As JAX: these four are fields of XLA's build options, not option overrides.
+  f = lambda x: jnp.sqrt(x ** 2) + 1.
+  for name, value in (("exec_time_optimization_effort", 0.0), ("memory_fitting_effort", 0.0),
+                      ("optimization_level", 19), ("memory_fitting_level", 9)):
+    assert float(xjax.jit(f, compiler_options={name: value})(-2.)) == 3.
+  with pytest.raises(xjax.errors.JaxRuntimeError, match="No such"):
+    xjax.jit(f, compiler_options={"exec_time_compilation_effort": 0.0})(1.)

@@ -385,6 +385,10 @@ def compile_module(mlir_text: str, device, host_callbacks=(), compiler_options=(
     return _compile_module(mlir_text, device, host_callbacks, compiler_options)
 
 
+_BUILD_OPTION_FIELDS = ("exec_time_optimization_effort", "memory_fitting_effort",
+                        "optimization_level", "memory_fitting_level")
+
+
 def _compile_module(mlir_text: str, device, host_callbacks, compiler_options):
   options = xla_client.CompileOptions()
   if isinstance(device, tuple):
@@ -405,7 +409,14 @@ def _compile_module(mlir_text: str, device, host_callbacks, compiler_options):
   key = None if host_callbacks else _persistent_cache_key(mlir_text, device, options,
                                                           compiler_options)
   if compiler_options:
-    options.env_option_overrides = list(compiler_options)
+    # As JAX: the effort and level options are fields of the build options, not overrides.
+    rest = []
+    for name, value in compiler_options:
+      if name in _BUILD_OPTION_FIELDS:
+        setattr(options.executable_build_options, name, value)
+      else:
+        rest.append((name, value))
+    options.env_option_overrides = rest
   if host_callbacks:
     # Never in the persistent cache: the executable calls these Python functions by their
     # addresses in this process, which mean nothing in another one.

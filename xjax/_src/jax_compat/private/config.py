@@ -97,3 +97,17 @@ class LegacyPrngKeyState:
 
 parse_flags_with_absl = config.parse_flags_with_absl
 update = config.update
+
+
+class EffortLevel(enum.Enum):
+  """XLA's effort levels, the values of the ``optimization_level`` and
+  ``memory_fitting_level`` compiler options (mirrors `jax._src.config.EffortLevel`)."""
+  UNKNOWN = 0
+  O0 = 9
+  O1 = 19
+  O2 = 29
+  O3 = 39
+
+  @classmethod
+  def _missing_(cls, value):
+    return cls.__members__.get(value) if isinstance(value, str) else None
