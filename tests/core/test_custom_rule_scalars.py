@@ -139,3 +139,13 @@ def test_custom_lin_prints_bwd_by_name_and_in_zeros():
   # Transposing it gives cotangents to the nonzero tangent inputs only.
   _, f_vjp = jax.vjp(lambda a: f(a, x), x)
   np.testing.assert_allclose(f_vjp(jnp.ones(1))[0], [1.])
+
+
+def test_abstract_eval_result_kind_must_match_multiple_results():
+  from xjax._src import core
+  single = core.Primitive("single_returning_list")
+  single.def_abstract_eval(lambda x: [x])
+  single.def_impl(lambda x: x)
+  with pytest.raises(ValueError, match=r"single_returning_list.abstract_eval\(\) method should "
+                     "return a tuple or a list iff"):
+    jax.jit(single.bind)(1.)

@@ -150,6 +150,9 @@ class DynamicJaxprTrace(core.Trace):
     if rule is None:
       raise core.missing_rule("Abstract evaluation", primitive)
     out = rule(*avals, **params)
+    if isinstance(out, (tuple, list)) != bool(primitive.multiple_results):
+      raise ValueError(f"{primitive}.abstract_eval() method should return a tuple or a list "
+                       f"iff {primitive}.multiple_results.")
     src = source_info.current()
     if not primitive.multiple_results:
       var = core.Var(out)
