@@ -113,3 +113,18 @@ def test_transposes_give_cotangents_the_primal_type(mesh):
   g = xjax.jit(xjax.grad(f))(a, w)
   assert g.sharding.spec == P("x", "y")
   np.testing.assert_allclose(np.asarray(g), np.full((8, 4), 8.0))
+
+
+def test_higher_order_primitives_keep_their_jaxprs_types(mesh):
+  # A jit equation is typed as its jaxpr's outputs (squeezed, split on x), so eager and
+  # jitted gradients through it come back on the primal's sharding.
+  arr = xjax.device_put(np.arange(16.0, dtype=np.float32).reshape(4, 4, 1), P("x", None, None))
+  f = xjax.jit(lambda x: lax.squeeze(x, (2,)))
+  g = lambda x: jnp.square(jnp.sum(f(x)))
+  assert str(xjax.make_jaxpr(g)(arr).jaxpr.eqns[0].outvars[0].aval) == "float32[4@x,4]"
+  for grad in (xjax.grad(g), xjax.jit(xjax.grad(g))):
+    out = grad(arr)
+    assert out.sharding == arr.sharding
+    np.testing.assert_allclose(np.asarray(out), np.full((4, 4, 1), 2 * 120.0))
+  y = lax.cond(True, lambda x: x * 2, lambda x: x, arr)
+  assert y.sharding == arr.sharding

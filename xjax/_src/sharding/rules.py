@@ -518,7 +518,14 @@ _RULES = {
 def apply(prim, avals, params, out):
   """The abstract result of `prim` with the sharding its rule gives (see the module doc)."""
   outs = list(out) if prim.multiple_results else [out]
-  rule = _RULES.get(prim.name, _elementwise)
+  rule = _RULES.get(prim.name)
+  if rule is None:
+    # Higher-order primitives (jit, cond, scan, custom rules...) type their results from
+    # their jaxprs; the rest without a rule of their own are elementwise.
+    typed_by_jaxpr = any(isinstance(v, (core.Jaxpr, core.ClosedJaxpr)) or
+                         (isinstance(v, tuple) and v and isinstance(v[0], core.ClosedJaxpr))
+                         for v in params.values())
+    rule = _as_typed if typed_by_jaxpr else _elementwise
   if rule is _reduction and "axes" not in params and "dimensions" not in params:
     rule = _elementwise
   result = rule(prim, avals, params, outs)

@@ -26,6 +26,7 @@ from xjax._src.interpreters import partial_eval as pe
 from xjax._src.sharding import rules
 from xjax._src.sharding import shardings as sh
 from xjax._src.sharding.mesh import AbstractMesh, Mesh, get_concrete_mesh
+from xjax._src.sharding.partition_spec import PartitionSpec
 
 
 class SPMD:
@@ -143,7 +144,10 @@ def _reshard(x: Array, sharding) -> Array:
   out = _executables.get_or_build(key, build).run([x])[0]
   # The sharding asked for, as JAX's device_put keeps it (the program's output sharding may
   # spell the same layout otherwise: P(('x', 'y')) for P('x') where 'y' has size 1).
-  return out if out._sharding == dst else as_array(out._buf, out.aval, dst)
+  # An UNCONSTRAINED dimension is the program's to choose: its output sharding says which.
+  unconstrained = isinstance(dst, sh.NamedSharding) and any(
+      e is PartitionSpec.UNCONSTRAINED for e in dst.spec)
+  return out if out._sharding == dst or unconstrained else as_array(out._buf, out.aval, dst)
 
 
 # ----------------------------------------------------------------------------
