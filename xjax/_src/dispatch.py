@@ -355,12 +355,24 @@ def _unhashable_params(prim, params) -> TypeError:
   return TypeError(f"internal: unhashable params for {prim.name}: {params}")
 
 
+def _bad_argument(prim, args, err: TypeError) -> TypeError:
+  """JAX's TypeError (raised from `err`) for an argument of `prim` that is no JAX value."""
+  for i, a in enumerate(args):
+    if type(a) is not Array and not core.valid_jaxtype(a):
+      return TypeError(f"Error interpreting argument to {prim} as a JAX value. The problematic "
+                       f"value is of type {type(a)} and was passed to {prim} at position {i}.\n")
+  return err
+
+
 def apply_primitive(prim: core.Primitive, args, params):
   """Runs `prim` eagerly on concrete arguments (the EvalTrace's default impl)."""
   device, committed = pick_device(args, prim.name)
   if device is SPMD:
     return _apply_spmd(prim, args, params)
-  avals = tuple(a.aval if type(a) is Array else core.get_aval(a) for a in args)
+  try:
+    avals = tuple(a.aval if type(a) is Array else core.get_aval(a) for a in args)
+  except TypeError as e:
+    raise _bad_argument(prim, args, e) from e
   if prim in _higher_order:
     key = (prim, jaxpr_keys.params_key(params), avals, device, config.context_id())
   else:  # the hot path: params as they are
