@@ -820,8 +820,9 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
       raise ValueError(f"trapezoid: x of shape {util.shape(x)} does not match y along axis "
                        f"{axis}")
   y = _move_to_last(y, util.canonicalize_axis(axis, util.ndim(y)))
-  if util.shape(y)[-1] and (util.ndim(spacing) == 0 or util.shape(spacing)[-1] == 1):
-    # A spacing constant along a non-empty axis: dx * (sum(y) - (y[0] + y[-1]) / 2).
+  if util.ndim(spacing) == 0 or util.shape(spacing)[-1] == 1:
+    # A spacing constant along the axis (as JAX): dx * (sum(y) - (y[0] + y[-1]) / 2); an
+    # empty axis raises IndexError there, as in JAX 0.10.2.
     d = spacing if util.ndim(spacing) == 0 else spacing[..., 0]
     ends = ufuncs.multiply(0.5, ufuncs.add(y[..., 0], y[..., -1]))
     return ufuncs.multiply(d, ufuncs.subtract(sum(y, axis=-1), ends))
