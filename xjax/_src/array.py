@@ -314,15 +314,19 @@ class Array(metaclass=_ArrayMeta):
     return (self[i] for i in range(self.shape[0]))
 
   def __bool__(self):
+    core.check_bool_conversion(self.aval)
     return bool(self._value)
 
   def __int__(self):
+    core.check_scalar_conversion(self.aval)
     return int(self._value)
 
   def __float__(self):
+    core.check_scalar_conversion(self.aval)
     return float(self._value)
 
   def __complex__(self):
+    core.check_scalar_conversion(self.aval)
     return complex(self._value)
 
   def __index__(self):

@@ -329,6 +329,36 @@ def _str_aval(x):
 pytype_aval_mappings[str] = _str_aval  # JAX's own message for strings
 
 
+def check_scalar_conversion(aval) -> None:
+  """JAX's TypeError for int/float/complex of an array that is not a scalar."""
+  ndim = len(getattr(aval, "shape", ()))
+  if ndim > 0:
+    raise TypeError(f"Only scalar arrays can be converted to Python scalars; got arr.ndim={ndim}")
+
+
+def check_integer_conversion(aval) -> None:
+  """JAX's TypeError for `__index__` of an array that is not an integer scalar."""
+  shape, dtype = getattr(aval, "shape", None), getattr(aval, "dtype", None)
+  if shape is not None and not (shape == () and dtypes.issubdtype(dtype, np.integer)):
+    raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
+
+
+def check_bool_conversion(aval) -> None:
+  """JAX's ValueError for the truth value of an array of other than one element."""
+  shape = getattr(aval, "shape", None)
+  if shape is None:
+    return
+  size = 1
+  for d in shape:
+    size *= d
+  if size == 0:
+    raise ValueError("The truth value of an empty array is ambiguous. Use `array.size > 0` "
+                     "to check that an array is not empty.")
+  if size > 1:
+    raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                     "Use a.any() or a.all()")
+
+
 def get_aval(x) -> ShapedArray:
   """The aval of a value: an Array, a tracer, a NumPy array or a Python scalar."""
   fn = pytype_aval_mappings.get(type(x))
@@ -789,18 +819,21 @@ class Tracer:
     return f"{self.tracer_name}({weak}{aval.str_short()})"
 
   def __bool__(self):
+    check_bool_conversion(self.aval)
     value = self.to_concrete_value()
     if value is None:
       raise errors.TracerBoolConversionError(self)
     return bool(value)
 
   def __index__(self):
+    check_integer_conversion(self.aval)
     value = self.to_concrete_value()
     if value is None:
       raise errors.TracerIntegerConversionError(self)
     return operator.index(value)
 
   def __int__(self):
+    check_scalar_conversion(self.aval)
     value = self.to_concrete_value()
     if value is None:
       raise errors.ConcretizationTypeError(
@@ -808,6 +841,7 @@ class Tracer:
     return int(value)
 
   def __float__(self):
+    check_scalar_conversion(self.aval)
     value = self.to_concrete_value()
     if value is None:
       raise errors.ConcretizationTypeError(
@@ -815,6 +849,7 @@ class Tracer:
     return float(value)
 
   def __complex__(self):
+    check_scalar_conversion(self.aval)
     value = self.to_concrete_value()
     if value is None:
       raise errors.ConcretizationTypeError(
