@@ -279,7 +279,9 @@ class PjitFunction:
     if config.jax_explain_cache_misses:
       pe.explain_cache_miss(fun, self._jaxpr_cache.keys(), key, info)
     if core.trace_ctx.trace is core.eval_trace:  # as JAX: a top-level trace is timed
-      with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, self._name):
+      with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, self._name), \
+           compile_log.log_elapsed("Finished tracing {fun_name} for jit in "
+                                   "{elapsed_time:.9f} sec", self._name):
         closed = pe.trace_to_jaxpr(flat_fun, avals, info)
     else:
       closed = pe.trace_to_jaxpr(flat_fun, avals, info)
@@ -562,11 +564,16 @@ class PjitFunction:
 
     def build():
       fun_name = f"jit({self._name})"
-      with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, fun_name):
+      with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, fun_name), \
+           compile_log.log_elapsed("Finished jaxpr to MLIR module conversion {fun_name} in "
+                                   "{elapsed_time:.9f} sec", fun_name):
         text, callbacks = self._lower(closed, donate_mask)
       compile_log.log_compile(self._name, avals)
-      exe = backend.compile_module(text, device, callbacks,
-                                   compiler_options=self._compiler_options, fun_name=fun_name)
+      with compile_log.log_elapsed("Finished XLA compilation of {fun_name} in "
+                                   "{elapsed_time:.9f} sec", fun_name):
+        exe = backend.compile_module(text, device, callbacks,
+                                     compiler_options=self._compiler_options,
+                                     fun_name=fun_name)
       consts = [dispatch.to_buffer(c, device) for c in closed.consts]
       return dispatch.Executable(exe, closed, device, consts, text)
     # Keyed by what the jaxpr computes: `jit(lambda ...)` made anew in a loop traces each

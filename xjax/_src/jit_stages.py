@@ -229,12 +229,14 @@ class Compiled(stages.Stage):
     if in_tree != self.in_tree:
       raise TypeError(f"Function compiled with input pytree does not match the input "
                       f"pytree it was called with: expected {self.in_tree}, got {in_tree}")
+    if any(isinstance(x, core.Tracer) for x in leaves):
+      # A compiled executable has a fixed signature: transformations change it (JAX's).
+      t = next(x for x in leaves if isinstance(x, core.Tracer))
+      raise TypeError("Cannot apply JAX transformations to a function lowered and compiled for "
+                      f"a particular signature. Detected argument of Tracer type {type(t)}.")
     avals = tuple(core.get_aval(x) for x in leaves)
     expected = tuple(self._traced.jaxpr.in_avals)
-    if tuple(a.strip_weak_type() for a in avals) != tuple(a.strip_weak_type() for a in expected):
-      raise TypeError(
-          "Argument types differ from the types for which this computation was compiled. "
-          f"Expected {[a.str_short() for a in expected]}, got {[a.str_short() for a in avals]}")
+    _check_arg_types(self._traced.jaxpr, expected, avals)
     mask = self._traced._donate_mask
     if isinstance(self._executable, spmd.ShardedExecutable):
       outs = self._executable.run(leaves)
@@ -246,6 +248,24 @@ class Compiled(stages.Stage):
     if mask is not None:
       _mark_donated(leaves, mask)
     return tree_util.tree_unflatten(self.out_tree, outs)
+
+
+def _check_arg_types(jaxpr, expected, avals) -> None:
+  """JAX's TypeError for a compiled executable called with other shapes or dtypes than it
+  was compiled for: each mismatching argument named (the first five)."""
+  info = getattr(jaxpr.jaxpr, "debug_info", None)
+  names = list(getattr(info, "arg_names", None) or ())
+  if len(names) != len(expected):
+    names = [f"args[{i}]" for i in range(len(expected))]
+  errors_ = [f"Argument '{n}' compiled with {e.str_short()} and called with {a.str_short()}"
+             for n, e, a in zip(names, expected, avals)
+             if (e.shape, e.dtype) != (a.shape, a.dtype)]
+  if errors_:
+    head = f"The first 5 of {len(errors_)}" if len(errors_) >= 5 else "The"
+    raise TypeError(
+        "Argument types differ from the types for which this computation was compiled. "
+        "Perhaps you are calling the compiled executable with a different enable_x64 mode "
+        f"than when it was AOT compiled? {head} mismatches are:\n" + "\n".join(errors_[:5]))
 
 
 def _shape_dtype_structs(out_tree, avals):

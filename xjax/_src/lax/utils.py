@@ -44,11 +44,23 @@ _KIND_WORDS = {
 }
 
 
+def float0_message(name: str, position: int | None = None, n: int = 1) -> str:
+  """JAX's message for an operation given a float0 array (the tangent type of integers)."""
+  where = "a float0 array" if n == 1 or position is None else f"a float0 at position {position}"
+  return (f"Called {name} with {where}. float0s do not support any operations by design, "
+          "because they are not compatible with non-trivial vector spaces. No implicit dtype "
+          "conversion is done. You can use np.zeros_like(arr, dtype=np.float) to cast a float0 "
+          "array to a regular zeros array. \nIf you didn't expect to get a float0 you might "
+          "have accidentally taken a gradient with respect to an integer argument.")
+
+
 def check_dtype_kind(name: str, avals, kinds) -> None:
   """JAX's TypeError for an operand whose dtype is not of its kind (with its position
   when the operation takes several operands)."""
   for i, (kind, aval) in enumerate(zip(kinds, avals)):
     if aval.dtype not in KINDS[kind]:
+      if aval.dtype == dtypes.float0:
+        raise TypeError(float0_message(name, i, len(kinds)))
       if len(kinds) == 1:
         raise TypeError(f"{name} does not accept dtype {aval.dtype.name}. Accepted dtypes are "
                         f"subtypes of {_KIND_WORDS[kind]}.")

@@ -72,7 +72,15 @@ def ensure_arraylike(fun_name: str, *args):
 
 def _ensure_all(fun_name: str, args) -> tuple:
   check_arraylike(fun_name, *args)
-  return tuple(_unwrap(a) for a in args)
+  args = tuple(_unwrap(a) for a in args)
+  if any(getattr(a, "dtype", None) == dtypes.float0 for a in args):
+    raise TypeError(
+        f"Called {fun_name} with a float0 array. float0s do not support any operations by "
+        "design because they are not compatible with non-trivial vector spaces. No implicit "
+        "dtype conversion is done. You can use np.zeros_like(arr, dtype=np.float) to cast a "
+        "float0 array to a regular zeros array. \nIf you didn't expect to get a float0 you "
+        "might have accidentally taken a gradient with respect to an integer argument.")
+  return args
 
 
 def check_for_prngkeys(fun_name: str, *args) -> None:
@@ -312,7 +320,10 @@ def _promote_common(args, to_kind):
       shape0 = s
   if to_kind is None and len(args) < 2:
     return list(args)
-  to_dtype, weak = dtypes.lattice_result_type(*args)
+  try:
+    to_dtype, weak = dtypes.lattice_result_type(*args)
+  except ValueError:  # e.g. a float0: the full path says so as JAX does
+    return None
   return _convert_all(args, to_dtype if to_kind is None else to_kind(to_dtype), weak)
 
 
