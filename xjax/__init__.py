@@ -107,6 +107,7 @@ ad = _SimpleNamespace(DontWant=_api.DontWant, DidntWant=_api.DidntWant,
                       GradRef=_api.GradRef, GradValue=_api.GradValue)
 del _SimpleNamespace, _api
 from xjax._src.shard_map import shard_map as shard_map
+from xjax._src.shard_map import smap as smap
 from xjax._src.pmap import pmap as pmap
 from xjax._src.version import __version_info__ as __version_info__
 from xjax._src.jax_compat import install_as_jax as install_as_jax

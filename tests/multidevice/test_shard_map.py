@@ -245,10 +245,13 @@ def test_shard_map_vmap_with_axis_name_collective_inside_body():
 # Printing, lowering, checks
 
 
-def test_shard_map_check_vma_true_prints_without_vma_annotations():
-  # JAX prints `c:f32[2,4]{V:x}` and `psum_invariant` here; xjax has no vma types.
+def test_shard_map_check_vma_true_prints_vma_annotations():
+  # As JAX: the body's argument varies along 'x' (`c:f32[2,4]{V:x}`), the psum's result not.
   text = str(jax.make_jaxpr(smap(lambda a: lax.psum(a, "x"), P("x"), P()))(X))
-  assert "check_vma=True" in text and "psum[axes=('x',)" in text and "{V:" not in text
+  assert "check_vma=True" in text and "psum[axes=('x',)" in text
+  assert "c:f32[2,4]{V:x}" in text and "d:f32[2,4] = psum" in text
+  text = str(jax.make_jaxpr(smap(lambda a: lax.psum(a, "x"), P("x"), P(), check_vma=False))(X))
+  assert "{V:" not in text
 
 
 def test_shard_map_lowering_emits_manual_computation_with_collective():

@@ -23,6 +23,7 @@ import numpy as np
 
 from xjax._src import dtypes
 from xjax._src import errors
+from xjax._src import vma as vma_mod
 from xjax._src.config import config
 
 # ----------------------------------------------------------------------------
@@ -33,6 +34,10 @@ _no_sharding = object()  # `ShapedArray.update`'s default: keep the sharding whe
 
 
 def sharding_rule_hook(prim, avals, params, out):  # replaced by sharding.rules
+  return out
+
+
+def vma_rule_hook(prim, avals, params, out):  # replaced by xjax._src.vma
   return out
 
 
@@ -56,15 +61,18 @@ class ShapedArray(AbstractValue):
   the jit and dispatch caches). `sharding` is set only for arrays split over
   Explicit mesh axes: a NamedSharding over the abstract mesh with one spec
   entry per dimension (printed ``float32[8@x,4]``); the sharding rules
-  (`xjax._src.sharding.rules`) carry it through primitives.
+  (`xjax._src.sharding.rules`) carry it through primitives. `vma` is the set of
+  manual mesh axes along which the value varies inside a shard_map body
+  (``float32[8]{V:x}``; `mat` gives it as JAX's `ManualAxisType`; see
+  `xjax._src.vma`).
 
   Subclasses are not interned: ``Sub(shape, dtype, ...)`` is a new object each
   time (one that takes more arguments extends `__new__`).
   """
-  __slots__ = ("shape", "dtype", "weak_type", "sharding", "_hash", "__weakref__")
+  __slots__ = ("shape", "dtype", "weak_type", "sharding", "vma", "_hash", "__weakref__")
   array_abstraction_level = 1
 
-  def __new__(cls, shape, dtype, weak_type: bool = False, sharding=None):
+  def __new__(cls, shape, dtype, weak_type: bool = False, sharding=None, vma=frozenset()):
     # On the tracing hot path: normalize only what is not yet normal, then one dict lookup.
     if type(shape) is not tuple:
       shape = tuple(shape)
@@ -75,6 +83,8 @@ class ShapedArray(AbstractValue):
     if weak_type is not False and weak_type is not True:
       weak_type = bool(weak_type)
     key = (shape, dtype, weak_type) if sharding is None else (shape, dtype, weak_type, sharding)
+    if vma:
+      key = (shape, dtype, weak_type, sharding, frozenset(vma))
     if cls is ShapedArray:
       ref = _aval_table.get(key)
       if ref is not None:
@@ -87,13 +97,22 @@ class ShapedArray(AbstractValue):
   ndim = property(lambda self: len(self.shape))
   size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
-  def update(self, shape=None, dtype=None, weak_type=None, sharding=_no_sharding) -> ShapedArray:
+  def update(self, shape=None, dtype=None, weak_type=None, sharding=_no_sharding,
+             vma=None) -> ShapedArray:
     """A copy with the given fields replaced; a new shape drops the sharding unless one is given."""
     if sharding is _no_sharding:
       sharding = self.sharding if shape is None or tuple(shape) == self.shape else None
     return ShapedArray(self.shape if shape is None else shape,
                        self.dtype if dtype is None else dtype,
-                       self.weak_type if weak_type is None else weak_type, sharding)
+                       self.weak_type if weak_type is None else weak_type, sharding,
+                       self.vma if vma is None else vma)
+
+  @property
+  def mat(self):
+    """The manual axis type (JAX's `aval.mat`): the axes along which the value varies."""
+    return vma_mod.ManualAxisType(varying=self.vma)
+
+  manual_axis_type = mat
 
   def update_weak_type(self, weak_type: bool) -> ShapedArray:
     return self if weak_type == self.weak_type else self.update(weak_type=weak_type)
@@ -106,7 +125,7 @@ class ShapedArray(AbstractValue):
     # shapes that `_intern_aval` leaves as given).
     return other is self or (type(other) is ShapedArray and self.shape == other.shape
             and self.dtype == other.dtype and self.weak_type == other.weak_type
-            and self.sharding == other.sharding)
+            and self.sharding == other.sharding and self.vma == other.vma)
 
   def __hash__(self):
     return self._hash
@@ -115,11 +134,12 @@ class ShapedArray(AbstractValue):
     # Unpickling and copying construct again, which interns. Subclasses take the default
     # (`__getnewargs__` and their slots).
     if type(self) is ShapedArray:
-      return ShapedArray, (self.shape, self.dtype, self.weak_type, self.sharding)
+      return ShapedArray, (self.shape, self.dtype, self.weak_type, self.sharding, self.vma)
     return super().__reduce_ex__(protocol)
 
   def __getnewargs__(self):
-    return self.shape, self.dtype, self.weak_type, self.sharding
+    base = self.shape, self.dtype, self.weak_type, self.sharding
+    return (*base, self.vma) if self.vma else base
 
   def str_short(self, short_dtypes: bool = False) -> str:
     """``float32[3,4]`` (or ``f32[3,4]`` with short dtypes; ``float32[8@x,4]`` when split)."""
@@ -127,7 +147,7 @@ class ShapedArray(AbstractValue):
     if self.dtype == dtypes.float0:
       name = "float0"
     if self.sharding is None:
-      return f"{name}[{','.join(str(d) for d in self.shape)}]"
+      return f"{name}[{','.join(str(d) for d in self.shape)}]{vma_mod.vma_str(self.vma)}"
     dims = []
     for d, entry in zip(self.shape, self.sharding.spec):
       if entry is None:
@@ -136,7 +156,7 @@ class ShapedArray(AbstractValue):
         dims.append(f"{d}@({','.join(map(str, entry))})")
       else:
         dims.append(f"{d}@{entry}")
-    return f"{name}[{','.join(dims)}]"
+    return f"{name}[{','.join(dims)}]{vma_mod.vma_str(self.vma)}"
 
   def __repr__(self):
     weak = ", weak_type=True" if self.weak_type else ""
@@ -188,10 +208,14 @@ def _dtype_of(spec):
   return dtype
 
 
+_empty_vma = frozenset()
+
+
 def _new_aval(cls, key) -> ShapedArray:
   aval = object.__new__(cls)
   aval.shape, aval.dtype, aval.weak_type = key[:3]
-  aval.sharding = key[3] if len(key) == 4 else None
+  aval.sharding = key[3] if len(key) >= 4 else None
+  aval.vma = key[4] if len(key) == 5 else _empty_vma
   aval._hash = hash(key)
   return aval
 
@@ -558,7 +582,10 @@ class Primitive:
       out = fn(*avals, **params)
       for a in avals:
         if getattr(a, "sharding", None) is not None:  # split over Explicit mesh axes
-          return sharding_rule_hook(prim, avals, params, out)
+          out = sharding_rule_hook(prim, avals, params, out)
+          break
+      if trace_ctx.check_vma:  # inside a shard_map body with check_vma
+        out = vma_rule_hook(prim, avals, params, out)
       return out
     abstract_eval.__wrapped__ = fn
     # The rule is fn's: a library's primitive keeps its library's module here.
@@ -667,6 +694,7 @@ class _TraceContext(threading.local):
   def __init__(self):
     self.trace = eval_trace
     self.axis_env = {}  # axis name -> size, for the collectives (vmap's axis_name)
+    self.check_vma = False  # tracing a shard_map body whose avals carry `vma`
 
 
 trace_ctx = _TraceContext()
@@ -1122,7 +1150,7 @@ def typecheck_jaxpr(jaxpr: Jaxpr, _checked: set | None = None) -> None:
         continue
       out = out if eqn.primitive.multiple_results else [out]
       for v, aval in zip(eqn.outvars, out, strict=True):
-        if v.aval != aval:
+        if v.aval != aval and not _equal_but_vma(v.aval, aval):  # rules off: checked alone
           raise JaxprTypeError(
               f"internal: {eqn.primitive.name} produced {aval} but its binder has {v.aval}")
     for inner in jaxprs_in_params(eqn.params):
@@ -1130,6 +1158,11 @@ def typecheck_jaxpr(jaxpr: Jaxpr, _checked: set | None = None) -> None:
     defined.update(eqn.outvars)
   for v in jaxpr.outvars:
     check_read(v, "outvars")
+
+
+def _equal_but_vma(a, b) -> bool:
+  return (getattr(a, "vma", None) is not None and getattr(b, "vma", None) is not None
+          and a.update(vma=_empty_vma) == b.update(vma=_empty_vma))
 
 
 def jaxprs_in_params(params) -> list[Jaxpr]:

@@ -47,6 +47,7 @@ from xjax._src import executable_cache
 from xjax._src import source_info
 from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
+from xjax._src import vma as vma_lib
 from xjax._src.array import Array
 from xjax._src.config import config
 from xjax._src.interpreters import ad
@@ -63,6 +64,7 @@ from xjax._src.sharding.mesh import AbstractMesh, AxisType, Mesh
 from xjax._src.sharding.partition_spec import PartitionSpec, axes_of
 
 P = PartitionSpec
+core.vma_rule_hook = vma_lib.make_hook(core)
 
 
 class InferFromArgs:
@@ -121,7 +123,64 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
   return _shard_map(f, **kwargs)
 
 
-def _shard_map(f, *, mesh, in_specs, out_specs, axis_names, check_vma):
+def smap(f=None, /, *, in_axes=Infer, out_axes, axis_name):
+  """Maps `f` over the shards of its arguments along the one mesh axis `axis_name`.
+
+  A `shard_map` over the context mesh, manual over `axis_name` only (the other
+  mesh axes stay as they are), with `check_vma=True`.
+
+  Args:
+    f: the per-shard function. Without `f`, returns a decorator.
+    in_axes: an int, None, or a tuple (one entry per positional argument, a
+      pytree prefix) of ints and Nones: the dimension of each argument split
+      over `axis_name` (None: not split). By default (`Infer`), taken from the
+      arguments' shardings, which needs `axis_name` to be an Explicit axis.
+    out_axes: an int, None, or a pytree prefix of f's output with int/None
+      leaves: the dimension of each output along which the shards are
+      concatenated (None: the output is the same on every shard).
+    axis_name: the mesh axis `f` is manual over.
+
+  Returns:
+    A function taking the global arguments and returning the global outputs.
+
+  Raises:
+    TypeError: `axis_name` is a list or tuple; in_axes/out_axes of other
+      types; in_axes left to `Infer` for an axis that is not Explicit.
+    ValueError: as `shard_map` (no context mesh, ...).
+
+  Mirrors `jax.smap`.
+  """
+  kwargs = dict(in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
+  if f is None:
+    return lambda g: _smap(g, **kwargs)
+  return _smap(f, **kwargs)
+
+
+def _axes_to_spec(axis_name, axis) -> PartitionSpec:
+  return P() if axis is None else P(*[None] * axis, axis_name)
+
+
+def _smap(f, *, in_axes, out_axes, axis_name):
+  if isinstance(axis_name, (list, tuple)):
+    raise TypeError(f"smap axis_name should be a `str` or a `Hashable`, but got {axis_name}")
+  if in_axes is not None and in_axes is not Infer and not isinstance(in_axes, (int, tuple)):
+    raise TypeError(
+        "smap in_axes must be an int, None, jax.sharding.Infer, or a tuple of entries "
+        f"corresponding to the positional arguments passed to the function, but got {in_axes}.")
+  if in_axes is not Infer and not all(isinstance(l, int) for l in tree_util.tree_leaves(in_axes)):
+    raise TypeError("smap in_axes must be an int, None, jax.sharding.Infer, or (nested) "
+                    f"container with those types as leaves, but got {in_axes}.")
+  if not all(isinstance(l, int) for l in tree_util.tree_leaves(out_axes)):
+    raise TypeError("smap out_axes must be an int, None, or (nested) container with those "
+                    f"types as leaves, but got {out_axes}.")
+  to_spec = lambda axes: tree_util.tree_map(lambda a: _axes_to_spec(axis_name, a), axes,
+                                            is_leaf=lambda x: x is None)
+  in_specs = Infer if in_axes is Infer else to_spec(in_axes)
+  return _shard_map(f, mesh=None, in_specs=in_specs, out_specs=to_spec(out_axes),
+                    axis_names={axis_name}, check_vma=True, _smap=True)
+
+
+def _shard_map(f, *, mesh, in_specs, out_specs, axis_names, check_vma, _smap=False):
   if not callable(f):
     raise TypeError("shard_map requires a callable for its first argument, "
                     f"but got {f} of type {type(f)}.")
@@ -129,7 +188,7 @@ def _shard_map(f, *, mesh, in_specs, out_specs, axis_names, check_vma):
   traces = executable_cache.LRUCache("shard_map traces", 64)
 
   def wrapped(*args):
-    the_mesh, names = _check_mesh_and_specs(mesh, axis_names, in_specs, out_specs)
+    the_mesh, names = _check_mesh_and_specs(mesh, axis_names, in_specs, out_specs, _smap)
     leaves_with_paths, in_tree = tree_util.tree_flatten_with_path(args)
     leaves = [x for _, x in leaves_with_paths]
     try:
@@ -184,9 +243,9 @@ def _trace_body(f, mesh, manual, args, in_tree, leaves, dyn, in_specs, avals, ou
     store.update(out_tree=out_tree, specs=tuple(specs))
     return [x for _, x in out_leaves_with_paths]
 
-  per_device = [_shard_aval(mesh, s, a) for s, a in zip(in_specs, avals)]
+  per_device = [_shard_aval(mesh, s, a, check_vma) for s, a in zip(in_specs, avals)]
   info = pe.DebugInfo("shard_map", source_info.fun_sourceinfo(f), None)
-  with _axis_env(mesh, manual):
+  with _axis_env(mesh, manual, check_vma):
     closed = pe.trace_to_jaxpr(flat_body, per_device, info)
   out_tree, specs = store["out_tree"], store["specs"]
   _check_out_ranks(f, out_tree, out_specs, specs, closed.out_avals)
@@ -232,7 +291,7 @@ def _inferred_spec(x, manual) -> PartitionSpec:
 # Checks and JAX's error messages
 
 
-def _check_mesh_and_specs(mesh, axis_names, in_specs, out_specs):
+def _check_mesh_and_specs(mesh, axis_names, in_specs, out_specs, _smap=False):
   """The mesh to use and the manual axis names, after JAX's checks."""
   ctx_mesh = mesh_lib.get_abstract_mesh()
   if mesh is None:
@@ -261,6 +320,9 @@ def _check_mesh_and_specs(mesh, axis_names, in_specs, out_specs):
   types = dict(zip(mesh.axis_names, mesh.axis_types))
   if in_specs is Infer and not all(types[a] is AxisType.Explicit for a in axis_names):
     kinds = ", ".join(f"AxisType.{types[a].name}" for a in axis_names)
+    if _smap:
+      raise TypeError(f"in_axes was not specified when axis_name={axis_names} was of type "
+                      f"{kinds}")
     raise TypeError("shard_map in_specs argument must be a pytree of "
                     "`jax.sharding.PartitionSpec` instances, but it was `None` when "
                     f"axis_names={axis_names} are of type {kinds}")
@@ -326,7 +388,7 @@ def _rank_error(prefix: str, f, fails, tail: str = "") -> ValueError:
   """JAX's message for specs longer than the values' ranks; `fails`: (spec_key, spec, text, aval)."""
   name = api_util.fun_name(f)
   msgs = [f"* {prefix}_specs{tree_util.keystr(sk)} is {spec} which has length {len(spec)}, but "
-          f"{where} has shape {aval.str_short()}, which has rank {len(aval.shape)} (and "
+          f"{where} has shape {aval.update(vma=frozenset()).str_short()}, which has rank {len(aval.shape)} (and "
           f"{len(aval.shape)} < {len(spec)})" for sk, spec, where, aval in fails]
   if len(msgs) == 1:
     msgs = [msgs[0][2:]]
@@ -521,8 +583,7 @@ def _branch_info(closed) -> str:
 
 
 def _show_vma(aval, vma) -> str:
-  axes = ",".join(sorted(map(str, vma)))
-  return aval.str_short() + (f"{{V:{axes}}}" if vma else "")
+  return aval.update(vma=frozenset(vma)).str_short()
 
 
 def _cond_vma(eqn, ins, ctx):
@@ -652,20 +713,26 @@ def _check_vma(f, mesh, manual, out_tree, out_specs, specs, vma) -> None:
 # Per-device and global avals, and the axis environment of a body
 
 
-def _shard_aval(mesh, spec, aval):
-  """The per-device aval of a global `aval` split as `spec` says."""
+def _shard_aval(mesh, spec, aval, check_vma=False):
+  """The per-device aval of a global `aval` split as `spec` says; with `check_vma` it
+  varies along the axes `spec` names (besides those it varied along already)."""
   names = _spec_names(spec)
   shape = tuple(d // math.prod(mesh.shape[n] for n in names.get(i, ()))
                 for i, d in enumerate(aval.shape))
-  return aval.update(shape=shape)
+  vma = getattr(aval, "vma", frozenset())
+  if check_vma:
+    vma = vma | frozenset(n for ns in names.values() for n in ns)
+  return aval.update(shape=shape, vma=vma)
 
 
-def _unshard_aval(mesh, spec, aval):
-  """The global aval of per-device blocks `aval` concatenated as `spec` says."""
+def _unshard_aval(mesh, spec, aval, newly_manual=frozenset()):
+  """The global aval of per-device blocks `aval` concatenated as `spec` says (varying
+  only along the manual axes of an enclosing shard_map)."""
   names = _spec_names(spec)
   shape = tuple(d * math.prod(mesh.shape[n] for n in names.get(i, ()))
                 for i, d in enumerate(aval.shape))
-  return aval.update(shape=shape)
+  vma = getattr(aval, "vma", frozenset())
+  return aval.update(shape=shape, vma=vma - frozenset(newly_manual) if vma else vma)
 
 
 def _all_manual(mesh, newly_manual_axes) -> frozenset:
@@ -673,13 +740,29 @@ def _all_manual(mesh, newly_manual_axes) -> frozenset:
 
 
 @contextlib.contextmanager
-def _axis_env(mesh, manual):
-  """Binds the manual mesh axes as named axes with their sizes (for the collectives)."""
+def _axis_env(mesh, manual, check_vma=False, manual_mesh=True):
+  """Binds the manual mesh axes as named axes with their sizes (for the collectives), turns
+  the vma rules on or off (`check_vma`), and makes the context mesh's manual axes Manual."""
   with contextlib.ExitStack() as stack:
     for name in mesh.axis_names:
       if name in manual:
         stack.enter_context(core.extend_axis_env(name, mesh.shape[name]))
+    stack.enter_context(vma_lib.checking(core, check_vma))
+    manual_mesh = _manual_context_mesh(mesh, manual) if manual_mesh else None
+    if manual_mesh is not None:
+      stack.enter_context(mesh_lib.use_mesh(manual_mesh))
     yield
+
+
+def _manual_context_mesh(mesh, manual):
+  """The concrete context mesh inside a body: the context's (else `mesh` if concrete) with
+  the `manual` axes Manual; None when there is no concrete mesh of `mesh`'s shape."""
+  concrete = mesh_lib.get_concrete_mesh()
+  if concrete is None or concrete.shape_tuple != mesh.shape_tuple:
+    concrete = mesh if isinstance(mesh, Mesh) else None
+  if concrete is None:
+    return None
+  return concrete.update_axis_types({n: AxisType.Manual for n in manual})
 
 
 # ----------------------------------------------------------------------------
@@ -695,7 +778,8 @@ def _shard_map_abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, check_vma
   assert len(avals) == len(jaxpr.invars) == len(in_specs), ("internal: shard_map arity",
                                                              len(avals), len(in_specs))
   assert len(jaxpr.outvars) == len(out_specs), "internal: shard_map out_specs arity"
-  return [_unshard_aval(mesh, s, v.aval) for s, v in zip(out_specs, jaxpr.outvars)]
+  return [_unshard_aval(mesh, s, v.aval, newly_manual_axes)
+          for s, v in zip(out_specs, jaxpr.outvars)]
 
 
 def _concrete_mesh(mesh, args) -> Mesh:
@@ -738,7 +822,7 @@ def _shard_map_impl(*args, jaxpr, mesh, in_specs, out_specs, check_vma, newly_ma
 def _shard_map_jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, check_vma,
                    newly_manual_axes):
   nonzeros = [type(t) is not ad.Zero for t in tangents]
-  with _axis_env(mesh, _all_manual(mesh, newly_manual_axes)):
+  with _axis_env(mesh, _all_manual(mesh, newly_manual_axes), check_vma):
     jvp = ad.jvp_jaxpr(core.ClosedJaxpr(jaxpr, ()), nonzeros)
   nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
   tangent_specs = [s for s, nz in zip(in_specs, nonzeros) if nz]
@@ -763,7 +847,8 @@ def _residual_spec(mesh, manual) -> PartitionSpec:
   return P(names if len(names) != 1 else names[0])
 
 
-def _with_scalar_residuals_promoted(known: core.ClosedJaxpr, n_known: int, manual, mesh):
+def _with_scalar_residuals_promoted(known: core.ClosedJaxpr, n_known: int, manual, mesh,
+                                    check_vma):
   """`known` with its rank-0 residual outputs given a leading axis of size 1."""
   res_avals = known.out_avals[n_known:]
   if all(a.shape for a in res_avals):
@@ -774,11 +859,12 @@ def _with_scalar_residuals_promoted(known: core.ClosedJaxpr, n_known: int, manua
     return [*outs[:n_known], *(o if a.shape else structural.broadcast_in_dim(o, (1,), ())
                                for o, a in zip(outs[n_known:], res_avals))]
 
-  with _axis_env(mesh, manual):
+  with _axis_env(mesh, manual, check_vma):
     return pe.trace_to_jaxpr(fun, known.in_avals)
 
 
-def _with_scalar_residuals_demoted(unknown: core.ClosedJaxpr, res_avals, manual, mesh):
+def _with_scalar_residuals_demoted(unknown: core.ClosedJaxpr, res_avals, manual, mesh,
+                                   check_vma):
   """`unknown` taking its rank-0 residuals with a leading axis of size 1."""
   if all(a.shape for a in res_avals):
     return unknown
@@ -790,20 +876,20 @@ def _with_scalar_residuals_demoted(unknown: core.ClosedJaxpr, res_avals, manual,
 
   in_avals = [a if a.shape else a.update(shape=(1,)) for a in res_avals] + list(
       unknown.in_avals[n:])
-  with _axis_env(mesh, manual):
+  with _axis_env(mesh, manual, check_vma):
     return pe.trace_to_jaxpr(fun, in_avals)
 
 
 def _shard_map_partial_eval(trace, args, unknowns, *, jaxpr, mesh, in_specs, out_specs,
                             check_vma, newly_manual_axes):
   manual = _all_manual(mesh, newly_manual_axes)
-  with _axis_env(mesh, manual):
+  with _axis_env(mesh, manual, check_vma):
     known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr(
         core.ClosedJaxpr(jaxpr, ()), unknowns)
   n_known = len(known.out_avals) - num_res
   res_avals = known.out_avals[n_known:]
-  known = _with_scalar_residuals_promoted(known, n_known, manual, mesh)
-  unknown = _with_scalar_residuals_demoted(unknown, res_avals, manual, mesh)
+  known = _with_scalar_residuals_promoted(known, n_known, manual, mesh, check_vma)
+  unknown = _with_scalar_residuals_demoted(unknown, res_avals, manual, mesh, check_vma)
   res_specs = (_residual_spec(mesh, manual),) * num_res
   known_in_specs = [s for s, u in zip(in_specs, unknowns) if not u]
   known_out_specs = [s for s, u in zip(out_specs, out_unknowns) if not u]
@@ -873,9 +959,9 @@ def _shard_map_transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma
       outs.append(parallel.psum(ct, axes) if axes and not float0 else ct)
     return outs
 
-  in_avals = ([_shard_aval(mesh, s, core.get_aval(ct)) for ct, s in nz_cts]
-              + [_shard_aval(mesh, s, core.get_aval(a)) for a, s in defined])
-  with _axis_env(mesh, manual):
+  in_avals = ([_shard_aval(mesh, s, core.get_aval(ct), check_vma) for ct, s in nz_cts]
+              + [_shard_aval(mesh, s, core.get_aval(a), check_vma) for a, s in defined])
+  with _axis_env(mesh, manual, check_vma):
     closed = pe.trace_to_jaxpr(body, in_avals)
   outs = iter(_bind_closed(
       closed, [ct for ct, _ in nz_cts] + [a for a, _ in defined],
@@ -909,7 +995,8 @@ def _shard_map_batch(axis_data, args, dims, *, jaxpr, mesh, in_specs, out_specs,
   if spmd_name is not None:
     inner_axis_data = axis_data._replace(
         size=axis_data.size // math.prod(mesh.shape[n] for n in spmd_name))
-  with _axis_env(mesh, _all_manual(mesh, newly_manual_axes)):
+  # (The context mesh stays: vmap's spmd axes come from its Explicit axes.)
+  with _axis_env(mesh, _all_manual(mesh, newly_manual_axes), check_vma, manual_mesh=False):
     batched, out_dims = batching.batch_jaxpr_axes(core.ClosedJaxpr(jaxpr, ()),
                                                   inner_axis_data, tuple(dims))
   out_specs = batched_specs(out_specs, out_dims, "out_specs")

@@ -1,0 +1,110 @@
+"""Varying-manual-axes types on avals (`aval.mat.varying`, printed ``{V:x}``) inside shard_map
+bodies, and `jax.smap` (issue 35; JAX 0.10.2's behaviour)."""
+import pickle
+
+import numpy as np
+import pytest
+
+import xjax as jax
+import xjax.numpy as jnp
+from xjax import lax
+from xjax._src import core
+from xjax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P, get_abstract_mesh
+
+MESH = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("x", "y"))
+X = jnp.arange(16.0).reshape(8, 2)
+
+
+def test_aval_vma_is_interned_hashed_and_compared():
+  a = core.ShapedArray((3,), np.float32, vma=frozenset({"x"}))
+  assert a is core.ShapedArray((3,), np.float32, vma={"x"})
+  plain = core.ShapedArray((3,), np.float32)
+  assert a != plain and hash(a) != hash(plain) and plain.vma == frozenset()
+  assert a.mat.varying == {"x"} and a.mat.unreduced == frozenset() == a.mat.reduced
+  assert a.update(shape=(4,)).vma == {"x"} and a.update(vma=frozenset()) is plain
+  assert a.str_short(short_dtypes=True) == "f32[3]{V:x}"
+  assert core.ShapedArray((), np.int32, vma={"y", "x"}).str_short() == "int32[]{V:(x,y)}"
+  assert pickle.loads(pickle.dumps(a)) is a
+
+
+def test_body_values_vary_along_their_spec_axes_and_psum_makes_them_invariant():
+  seen = {}
+
+  def f(a, b):
+    seen["a"], seen["b"] = jax.typeof(a).mat.varying, b.aval.mat.varying
+    c = a * b
+    seen["c"] = c.aval.mat.varying
+    d = lax.psum(c, "x")
+    seen["d"] = d.aval.mat.varying
+    seen["i"] = lax.axis_index("y").aval.mat.varying
+    seen["manual"] = get_abstract_mesh().manual_axes
+    return d
+
+  g = jax.shard_map(f, mesh=MESH, in_specs=(P("x"), P(None, "y")), out_specs=P(None, "y"))
+  b = np.arange(8.0).reshape(2, 4)
+  out = g(X, b)
+  assert seen == {"a": {"x"}, "b": {"y"}, "c": {"x", "y"}, "d": {"y"}, "i": {"y"},
+                  "manual": ("x", "y")}
+  a_sum = np.asarray(X).reshape(4, 2, 2).sum(0)  # the psum over x of a's blocks
+  want = np.concatenate([a_sum * b[:, :2], a_sum * b[:, 2:]], axis=1)
+  np.testing.assert_allclose(np.asarray(out), want)
+
+
+def test_check_vma_false_bodies_carry_no_types():
+  seen = {}
+
+  def f(a):
+    seen["a"] = a.aval.mat.varying
+    return a
+
+  jax.shard_map(f, mesh=MESH, in_specs=P("x"), out_specs=P("x"), check_vma=False)(X)
+  assert seen["a"] == frozenset()
+
+
+def test_jaxpr_prints_vma_and_outer_values_have_none():
+  text = str(jax.make_jaxpr(jax.shard_map(lambda a: a * 2, mesh=MESH, in_specs=P("x"),
+                                          out_specs=P("x")))(X))
+  assert "f32[2,2]{V:x}" in text and "b:f32[8,2] = shard_map" in text
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_smap_nests_one_axis_at_a_time(jit):
+  seen = {}
+
+  def g(x):
+    seen["g"] = (get_abstract_mesh().manual_axes, x.aval.mat.varying)
+    return x * x
+
+  def h(x):
+    seen["h"] = (get_abstract_mesh().manual_axes, x.aval.mat.varying)
+    out = jax.smap(g, in_axes=0, out_axes=0, axis_name="y")(x)
+    seen["h_out"] = out.aval.mat.varying
+    return out
+
+  f = lambda x: jax.smap(h, in_axes=0, out_axes=0, axis_name="x")(x)
+  with jax.set_mesh(MESH):
+    out = (jax.jit(f) if jit else f)(X)
+  np.testing.assert_allclose(np.asarray(out), np.asarray(X) ** 2)
+  assert seen == {"g": (("x", "y"), {"x", "y"}), "h": (("x",), {"x"}), "h_out": {"x"}}
+
+
+def test_smap_replicated_and_argument_checks():
+  mesh = jax.make_mesh((2,), ("d",), axis_types=(AxisType.Auto,))
+  with jax.set_mesh(mesh):
+    f = jax.smap(lambda x, y: (x * 2, y + x[:4]), in_axes=(None, 0), out_axes=(None, 0),
+                 axis_name="d")
+    out1, out2 = f(np.arange(8.0), np.arange(8.0))
+    np.testing.assert_allclose(np.asarray(out2), np.arange(8.0) + np.tile(np.arange(4.0), 2))
+    assert out2.sharding == NamedSharding(mesh, P("d"))
+    with pytest.raises(ValueError, match="replicat"):  # y varies along d
+      jax.smap(lambda y: y * 2, in_axes=0, out_axes=None, axis_name="d")(np.arange(8.0))
+    g = jax.smap(lambda x: x * 2, in_axes=None, out_axes=None, axis_name="d")
+    out = g(np.arange(8.0))
+    np.testing.assert_allclose(np.asarray(out), np.arange(8.0) * 2)
+    assert out.sharding == NamedSharding(mesh, P())
+    with pytest.raises(TypeError, match="in_axes was not specified"):
+      jax.smap(lambda x: x, out_axes=0, axis_name="d")(np.arange(4.0))
+    with pytest.raises(TypeError, match="axis_name should be a `str`"):
+      jax.smap(lambda x: x, out_axes=0, axis_name=("d",))
+    with pytest.raises(TypeError, match="out_axes must be an int"):
+      jax.smap(lambda x: x, in_axes=0, out_axes="d", axis_name="d")
