@@ -108,3 +108,38 @@ def test_smap_replicated_and_argument_checks():
       jax.smap(lambda x: x, out_axes=0, axis_name=("d",))
     with pytest.raises(TypeError, match="out_axes must be an int"):
       jax.smap(lambda x: x, in_axes=0, out_axes="d", axis_name="d")
+
+
+def test_all_gather_to_invarying_is_replicated_and_differentiable():
+  mesh = Mesh(np.array(jax.devices()[:4]), ("x",))
+  seen = {}
+
+  def f(a):
+    out = lax.all_gather(a, "x", tiled=True, to="invarying")
+    seen["out"] = out.aval.mat.varying
+    return out
+
+  g = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P()))
+  arr = jnp.arange(8.0)
+  np.testing.assert_allclose(np.asarray(g(arr)), np.arange(8.0))
+  assert seen["out"] == frozenset()
+  assert "all_gather_invariant" in str(jax.make_jaxpr(g)(arr))
+  grad = jax.jit(jax.grad(lambda x: (g(x) * jnp.arange(8.0)).sum()))(arr)
+  np.testing.assert_allclose(np.asarray(grad), np.arange(8.0))
+  with pytest.raises(ValueError, match="Allowed `to` values"):
+    jax.shard_map(lambda a: lax.all_gather(a, "x", to="bad"), mesh=mesh, in_specs=P("x"),
+                  out_specs=P("x"))(arr)
+
+
+def test_grad_cotangents_vary_as_their_primals():
+  seen = {}
+
+  def f(w, x):
+    dx = jax.grad(lambda x: (x @ w).sum())(x)
+    seen["dx"] = dx.aval.mat.varying
+    return dx
+
+  w, x = jnp.ones((2, 3)), jnp.arange(16.0).reshape(8, 2)
+  out = jax.shard_map(f, mesh=MESH, in_specs=(P(), P("x")), out_specs=P("x"))(w, x)
+  assert seen["dx"] == {"x"}
+  np.testing.assert_allclose(np.asarray(out), np.full((8, 2), 3.0))

@@ -277,6 +277,8 @@ def _bind_closed(closed, args, in_specs, out_specs, **params):
 def _inferred_spec(x, manual) -> PartitionSpec:
   """An argument's spec from its NamedSharding, restricted to the manual axes (Infer)."""
   sharding = getattr(x, "_sharding", None)
+  if sharding is None and isinstance(x, core.Tracer):  # a traced value split over Explicit axes
+    sharding = getattr(x.aval, "sharding", None)
   spec = getattr(sharding, "spec", None)
   if spec is None:
     return P()
@@ -485,9 +487,11 @@ def _check_out_ranks(f, out_tree, out_specs, specs, out_avals) -> None:
 
 # Collectives that make their result the same along the axes they reduce over. (As in
 # JAX 0.10.2, all_gather's result still counts as varying.)
-_INVARIANT_ALONG = {"psum": "axes", "pmax": "axes", "pmin": "axes"}
+_INVARIANT_ALONG = {"psum": "axes", "pmax": "axes", "pmin": "axes",
+                    "all_gather_invariant": "axis_name"}
 # Primitives that communicate between devices: every device of a group must run them.
-_COLLECTIVES = frozenset({"psum", "pmax", "pmin", "all_gather", "reduce_scatter",
+_COLLECTIVES = frozenset({"psum", "pmax", "pmin", "all_gather", "all_gather_invariant",
+                          "reduce_scatter",
                           "all_to_all", "ppermute", "pbroadcast"})
 
 

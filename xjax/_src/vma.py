@@ -109,6 +109,19 @@ def register_rule(name: str, rule) -> None:
   _RULES[name] = rule
 
 
+pvary = None  # (x, axes) -> x cast to vary along axes: set by lax.parallel
+
+
+def match_primal(ct, primal_aval):
+  """A cotangent made to vary along every axis its primal varies along (as JAX's types
+  require; a `pvary`, which changes no value)."""
+  missing = getattr(primal_aval, "vma", _EMPTY) - getattr(getattr(ct, "aval", None), "vma",
+                                                           _EMPTY)
+  if not missing or pvary is None or not hasattr(ct, "aval"):
+    return ct
+  return pvary(ct, tuple(sorted(missing, key=str)))
+
+
 def _has_jaxprs(params, jaxpr_types) -> bool:
   for v in params.values():
     if isinstance(v, jaxpr_types):

@@ -19,6 +19,7 @@ import numpy as np
 from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
+from xjax._src import vma
 from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
 
@@ -342,7 +343,10 @@ def backward_pass(jaxpr: core.Jaxpr, consts, primals_in, cotangents_out):
   def read_ct(v):
     if type(v) is core.Literal:
       return Zero(v.aval.to_tangent_aval())
-    return ct_env.pop(v, Zero(v.aval.to_tangent_aval()))
+    ct = ct_env.pop(v, Zero(v.aval.to_tangent_aval()))
+    if core.trace_ctx.check_vma and type(ct) is not Zero:  # in a shard_map body
+      ct = vma.match_primal(ct, v.aval)
+    return ct
 
   for v, ct in zip(jaxpr.outvars, cotangents_out, strict=True):
     write_ct(v, ct)

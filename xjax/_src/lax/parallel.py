@@ -32,6 +32,7 @@ from xjax._src import core
 from xjax._src import dtypes
 from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
+from xjax._src import vma
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import lowering
@@ -514,18 +515,49 @@ def _all_gather_lowering(ctx, x, *, all_gather_dimension, axis_name, axis_index_
   return ctx.op1("stablehlo.all_gather", [x], hlo.aval_type(aval_out), attrs)
 
 
-def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bool = False):
+# all_gather(to='invarying'): the same gather, whose result is typed as the same on every
+# member of the axes (JAX's all_gather_invariant). Its transpose is all_gather's: under
+# xjax's check_vma=False transposition a replicated output's cotangent is shared out
+# between its copies, so summing them back (psum_scatter) gives each member its slice.
+all_gather_invariant_p = core.Primitive("all_gather_invariant")
+all_gather_invariant_p.batch_always = True
+all_gather_invariant_p.def_abstract_eval(all_gather_p.abstract_eval.__wrapped__)
+all_gather_invariant_p.def_impl(_all_gather_impl)
+all_gather_invariant_p.def_batch(_all_gather_batch)
+ad.deflinear(all_gather_invariant_p, _all_gather_transpose)
+all_gather_invariant_p.def_lowering(_all_gather_lowering)
+vma.register_rule("all_gather_invariant", lambda avals, params: (
+    frozenset().union(*(a.vma for a in avals)) - vma.names_param(params["axis_name"])))
+
+_ALL_GATHER_TO = ("varying", "reduced", "invarying")
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bool = False,
+               to: str = "varying"):
   """Every member's `x` (a pytree), stacked along a new axis `axis` (concatenated if `tiled`).
 
   Every member of the named axis (or of its group in `axis_index_groups`)
-  receives the whole stack.
+  receives the whole stack. ``to='invarying'`` types the result as the same on
+  every member (inside shard_map, so that an out_spec may leave the axis out);
+  ``to='reduced'`` (a reduced manual axis type) is not supported by xjax.
 
   Raises:
     NameError: no enclosing `vmap` or `shard_map` binds `axis_name`.
-    ValueError: `axis` is out of bounds.
+    ValueError: `axis` is out of bounds; `to` is not 'varying', 'reduced' or
+      'invarying'.
+    NotImplementedError: ``to='reduced'``, or groups with ``to='invarying'``.
 
   Mirrors `jax.lax.all_gather`.
   """
+  if to not in _ALL_GATHER_TO:
+    raise ValueError("Got unexpected `to` value for `jax.lax.all_gather`. Allowed `to` values "
+                     f"are: {set(_ALL_GATHER_TO)}")
+  if to == "reduced":
+    raise NotImplementedError("all_gather(to='reduced'): xjax has no reduced manual axis "
+                              "types (issue 36)")
+  if to == "invarying" and axis_index_groups is not None:
+    raise NotImplementedError
+  prim = all_gather_p if to == "varying" else all_gather_invariant_p
   names = _axis_names(axis_name)
   groups = _canonical_groups(axis_index_groups)
   size = _size_of(names, groups)
@@ -535,8 +567,8 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bo
     bound = ndim if tiled else ndim + 1
     if not -bound <= axis < bound:
       raise ValueError(f"axis {axis} is out of bounds for array of dimension {bound}")
-    return all_gather_p.bind(leaf, all_gather_dimension=axis % bound, axis_name=names,
-                             axis_index_groups=groups, axis_size=size, tiled=tiled)
+    return prim.bind(leaf, all_gather_dimension=axis % bound, axis_name=names,
+                     axis_index_groups=groups, axis_size=size, tiled=tiled)
 
   return tree_util.tree_map(gather_leaf, x)
 
@@ -1090,6 +1122,9 @@ ad.deflinear(pvary_p, _pvary_transpose)
 @pvary_p.def_lowering
 def _pvary_lowering(ctx, x, *, axes):
   return x
+
+
+vma.pvary = lambda x, axes: pvary_p.bind(x, axes=axes)
 
 
 _PCAST_TO = ("unreduced", "reduced", "varying")

@@ -22,3 +22,8 @@ def eval_context():
   a transformation: JAX's ``core.eval_context``."""
   from xjax._src import core as _core
   return _core.set_current_trace(_core.eval_trace)
+
+
+# The varying-manual-axes types (JAX's tests read `core.typeof(x).mat.varying`).
+from xjax._src.api import typeof as typeof  # noqa: E402
+from xjax._src.vma import ManualAxisType as ManualAxisType  # noqa: E402
