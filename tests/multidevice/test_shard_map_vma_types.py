@@ -143,3 +143,13 @@ def test_grad_cotangents_vary_as_their_primals():
   out = jax.shard_map(f, mesh=MESH, in_specs=(P(), P("x")), out_specs=P("x"))(w, x)
   assert seen["dx"] == {"x"}
   np.testing.assert_allclose(np.asarray(out), np.full((8, 2), 3.0))
+
+
+def test_key_arrays_pass_through_eager_shard_map():
+  mesh = Mesh(np.array(jax.devices()[:4]), ("i",))
+  keys = jax.random.split(jax.random.key(0), 4)
+  f = jax.shard_map(lambda k: jax.random.normal(k[0], (1,)), mesh=mesh, in_specs=P("i"),
+                    out_specs=P("i"))
+  out = f(keys)
+  want = np.concatenate([np.asarray(jax.random.normal(k, (1,))) for k in keys])
+  np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)

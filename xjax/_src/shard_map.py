@@ -1054,8 +1054,9 @@ def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, check_vma,
   finally:
     ctx.avals_in, ctx.avals_out = avals_in, avals_out
   open_dims = len(manual) < len(mesh.axis_names)
-  in_sh = ", ".join(_sdy_sharding(s, len(a.shape), open_dims) for s, a in zip(in_specs, avals_in))
-  out_sh = ", ".join(_sdy_sharding(s, len(a.shape), open_dims)
+  rank = lambda a: len(core.physical_aval(a).shape)  # a key's data has trailing dimensions
+  in_sh = ", ".join(_sdy_sharding(s, rank(a), open_dims) for s, a in zip(in_specs, avals_in))
+  out_sh = ", ".join(_sdy_sharding(s, rank(a), open_dims)
                      for s, a in zip(out_specs, avals_out))
   out_types = [hlo.aval_type(a) for a in avals_out]
   n = len(out_types)

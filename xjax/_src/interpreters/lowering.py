@@ -104,7 +104,8 @@ class SpmdModule:
 def _sharding_attr(sharding, aval) -> str | None:
   if sharding is None:
     return None
-  return f"sdy.sharding = {sharding.sdy_text(len(aval.shape))}"
+  # (A key array's data has the key's trailing dimensions too, unsplit.)
+  return f"sdy.sharding = {sharding.sdy_text(len(core.physical_aval(aval).shape))}"
 
 
 class ModuleContext:
