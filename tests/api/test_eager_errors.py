@@ -57,3 +57,10 @@ def test_float0_arrays_support_no_operations():
   with pytest.raises(TypeError, match="Called add with a float0 at position 0. float0s do not "
                      "support any operations by design"):
     lax.add(zero, jnp.zeros(()))
+
+
+def test_numpy_functions_refuse_tracers_even_of_known_values():
+  import xjax
+  with pytest.raises(xjax.errors.TracerArrayConversionError, match="The numpy.ndarray "
+                     "conversion method __array__"):
+    xjax.grad(lambda x: np.exp(x))(np.zeros(()))

@@ -899,10 +899,8 @@ class Tracer:
     return np.asarray(value).tolist()
 
   def __array__(self, dtype=None, copy=None):
-    value = self.to_concrete_value()
-    if value is None:
-      raise errors.TracerArrayConversionError(self)
-    return np.asarray(value, dtype)
+    # As JAX's: even a tracer of a known value (under grad, at the top) is no NumPy array.
+    raise errors.TracerArrayConversionError(self)
 
   def __hash__(self):
     raise TypeError(f"unhashable type: {type(self).__name__}")
