@@ -381,3 +381,16 @@ def test_checking_leaks_under_vmap_and_autodiff(transform):
                  "jvp": lambda: xjax.jvp(lambda x: x * 2, (1.0,), (1.0,)),
                  "grad": lambda: xjax.grad(lambda x: x * 2)(1.0)}[transform]
     run_clean()
+
+
+def test_explain_cache_misses_names_the_flags_and_weak_types(caplog):
+  jf = xjax.jit(lambda x, y: x + y)
+  y = jnp.arange(4, dtype="float32")
+  with caplog.at_level(logging.WARNING), cfg.explain_cache_misses(True):
+    jf(jnp.float32(0.), y)
+    jf(0., y)
+    with xjax.numpy_rank_promotion("warn"):
+      jf(0., y)
+  misses = [m for m in caplog.messages if m.startswith("TRACING CACHE MISS")]
+  assert "at x, now f32[]{weak_type=True} and before f32[]{weak_type=False}" in misses[1]
+  assert "  * jax_numpy_rank_promotion differs: now warn and before allow" in misses[2]

@@ -403,6 +403,7 @@ class Config:
     epoch = self.epoch  # read first: a change while the key is built makes it stale
     if getattr(local, "key_epoch", -1) == epoch:
       return local.key
+    # The flags' order is VALUES_KEY_NAMES' (cache-miss explanations name them).
     key = (self.jax_enable_x64, self.jax_default_matmul_precision,
            self.jax_numpy_rank_promotion, self.jax_numpy_dtype_promotion,
            self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs,
@@ -469,6 +470,15 @@ def register_trace_context(provider) -> None:
 
 
 config = Config()
+
+
+# The flags `Config.values_key` holds, in its order (the trace context providers follow).
+VALUES_KEY_NAMES = (
+    "jax_enable_x64", "jax_default_matmul_precision", "jax_numpy_rank_promotion",
+    "jax_numpy_dtype_promotion", "jax_threefry_partitionable", "jax_debug_nans",
+    "jax_debug_infs", "jax_debug_key_reuse", "jax_check_tracer_leaks",
+    "jax_allow_f16_reductions", "jax_check_static_indices", "jax_default_prng_impl",
+    "jax_no_execution")
 
 
 class UserContext:

@@ -16,6 +16,7 @@ from xjax._src import core
 from xjax._src import jaxpr_pp
 from xjax._src import executable_cache
 from xjax._src import source_info
+from xjax._src import config as config_lib
 from xjax._src.config import config
 
 
@@ -364,7 +365,14 @@ def _diff_keys(new, old, info: DebugInfo) -> tuple[int, int, str]:
   (new_tree, new_avals, new_statics, new_ctx), (old_tree, old_avals, old_statics, old_ctx) = new, old
   if new_ctx != old_ctx:
     n = sum(a != b for a, b in zip(new_ctx, old_ctx))
-    return 0, n, "Tracing context doesn't match, e.g. due to config or context manager."
+    msg = "Tracing context doesn't match, e.g. due to config or context manager."
+    # The flags that differ, by name (a context with named axes bound holds the flags first).
+    flags_new, flags_old = (c[0] if len(c) == 2 and isinstance(c[0], tuple) else c
+                            for c in (new_ctx, old_ctx))
+    for name, a, b in zip(config_lib.VALUES_KEY_NAMES, flags_new, flags_old):
+      if a != b:
+        msg += f"\n  * {name} differs: now {a} and before {b}"
+    return 0, n, msg
   if new_tree != old_tree:
     return 1, 1, f"different input pytree:\n  * now {new_tree} and before {old_tree}"
   if new_statics != old_statics:
@@ -378,8 +386,11 @@ def _diff_keys(new, old, info: DebugInfo) -> tuple[int, int, str]:
       new_str, old_str = a.str_short(True), b.str_short(True)
       if a.weak_type != b.weak_type:
         weak_hint = True
-        new_str = f"{a.strip_weak_type().str_short(True)}({{}}){{weak_type={a.weak_type}}}"
-        old_str = f"{b.strip_weak_type().str_short(True)}({{}}){{weak_type={b.weak_type}}}"
+        # As JAX's: the types' shardings shown (JAX's differ with the rank: one spec entry per
+        # dimension) where they differ, "({})" over no mesh.
+        mesh = "({})" if len(a.shape) != len(b.shape) or a.sharding != b.sharding else ""
+        new_str = f"{a.strip_weak_type().str_short(True)}{mesh}{{weak_type={a.weak_type}}}"
+        old_str = f"{b.strip_weak_type().str_short(True)}{mesh}{{weak_type={b.weak_type}}}"
       diffs.append(f"  * at {name}, now {new_str} and before {old_str}")
   if not diffs:
     return 4, 0, "cache miss explanation unavailable"
