@@ -153,3 +153,36 @@ def test_key_arrays_pass_through_eager_shard_map():
   out = f(keys)
   want = np.concatenate([np.asarray(jax.random.normal(k, (1,))) for k in keys])
   np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
+
+
+def test_in_specs_none_passes_arguments_as_static_values():
+  mesh = Mesh(np.array(jax.devices()[:4]), ("x",))
+  for specs in (None, (None,)):
+    out = jax.shard_map(lambda x: x * 2, mesh=mesh, in_specs=specs, out_specs=P())(3.0)
+    assert float(out) == 6.0
+
+
+def test_eager_abstract_mesh_takes_the_arguments_mesh():
+  mesh = Mesh(np.array(jax.devices()[:2]), ("x",))
+  other = Mesh(np.array(jax.devices()[:2]), ("y",))
+  arr = jax.device_put(np.arange(8), NamedSharding(mesh, P("x")))
+  f = lambda m, s: jax.shard_map(lambda x: x, mesh=m.abstract_mesh, in_specs=s, out_specs=s)
+  np.testing.assert_array_equal(np.asarray(f(mesh, P("x"))(arr)), np.arange(8))
+  with pytest.raises(ValueError, match="Please pass `jax.Array`s with a `NamedSharding`"):
+    f(mesh, P("x"))(np.arange(8))
+  arr2 = jax.device_put(np.arange(8), NamedSharding(Mesh(np.array(jax.devices()[:4]), ("y",)),
+                                                    P("y")))
+  with pytest.raises(ValueError, match="Mesh shape of the input.*does not match"):
+    f(other, P("y"))(arr2)
+
+
+def test_invarying_axes():
+  seen = {}
+
+  def f(a, b):
+    seen["a"] = a.aval.mat.invarying(get_abstract_mesh())
+    seen["b"] = b.aval.mat.invarying(get_abstract_mesh())
+    return a
+
+  jax.jit(jax.shard_map(f, mesh=MESH, in_specs=(P("x"), P()), out_specs=P("x")))(X, X)
+  assert seen == {"a": {"y"}, "b": {"x", "y"}}

@@ -328,10 +328,8 @@ def _check_mesh_and_specs(mesh, axis_names, in_specs, out_specs, _smap=False):
     raise TypeError("shard_map in_specs argument must be a pytree of "
                     "`jax.sharding.PartitionSpec` instances, but it was `None` when "
                     f"axis_names={axis_names} are of type {kinds}")
-  if in_specs is not Infer and in_specs is not None:
+  if in_specs is not Infer and in_specs is not None:  # (None: every argument is static)
     _check_specs("in", in_specs, axis_names)
-  if in_specs is None:
-    _check_specs("in", None, axis_names)
   _check_specs("out", out_specs, axis_names)
   return mesh, axis_names
 
@@ -787,18 +785,25 @@ def _shard_map_abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, check_vma
 
 
 def _concrete_mesh(mesh, args) -> Mesh:
-  """The devices an eager shard_map runs on (an AbstractMesh takes the context's or args')."""
+  """The devices an eager shard_map runs on: an AbstractMesh takes the context mesh's, and
+  then (as JAX) the mesh of any argument with a NamedSharding over a mesh with axes."""
   if isinstance(mesh, Mesh):
     return mesh
   concrete = mesh_lib.get_concrete_mesh()
+  if concrete is not None and not concrete.empty:
+    mesh = concrete
   for a in args:
     m = getattr(getattr(a, "_sharding", None), "mesh", None)
-    if isinstance(m, Mesh) and concrete is None:
-      concrete = m
-  if concrete is None or concrete.abstract_mesh.shape_tuple != mesh.shape_tuple:
+    if isinstance(m, Mesh) and m.axis_names:
+      if m.shape_tuple != mesh.shape_tuple:
+        raise ValueError(f"Mesh shape of the input {m.shape_tuple} does not match the mesh "
+                         f"shape passed to shard_map  {mesh.shape_tuple} for shape "
+                         f"{core.get_aval(a).str_short()}")
+      mesh = m
+  if not isinstance(mesh, Mesh):
     raise ValueError("Please pass `jax.Array`s with a `NamedSharding` as input to `shard_map` "
                      "when passing `AbstractMesh` to the mesh argument.")
-  return concrete
+  return mesh
 
 
 @shard_map_p.def_impl

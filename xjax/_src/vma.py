@@ -43,6 +43,10 @@ class ManualAxisType:
                        f"varying={varying} and reduced={reduced}")
     self.varying, self.unreduced, self.reduced = varying, unreduced, reduced
 
+  def invarying(self, mesh) -> frozenset:
+    """The manual axes of `mesh` along which the value is the same on every device."""
+    return frozenset(mesh.manual_axes) - self.vur
+
   @property
   def vur(self) -> frozenset:
     """All axes of the three kinds."""

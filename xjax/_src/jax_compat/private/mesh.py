@@ -6,7 +6,7 @@ from xjax._src.sharding.mesh import (  # noqa: F401
     use_mesh)
 
 
-def empty_concrete_mesh():
-  """A mesh of no devices and no axes (what no `set_mesh` context gives)."""
-  import numpy as np
-  return Mesh(np.empty((), dtype=object), ())
+import numpy as _np  # noqa: E402
+
+# A mesh of no devices and no axes (JAX's module-level constant; what no `set_mesh` gives).
+empty_concrete_mesh = Mesh(_np.empty((), dtype=object), ())
