@@ -186,3 +186,35 @@ def test_invarying_axes():
 
   jax.jit(jax.shard_map(f, mesh=MESH, in_specs=(P("x"), P()), out_specs=P("x")))(X, X)
   assert seen == {"a": {"y"}, "b": {"x", "y"}}
+
+
+def test_residuals_that_are_inputs_or_outputs_are_forwarded():
+  mesh = Mesh(np.array(jax.devices()[:4]), ("i",))
+  f = jax.shard_map(lambda x: (lax.exp(x.sum()) + x, lax.exp(x)), mesh=mesh, in_specs=P("i"),
+                    out_specs=P("i"))
+  g = lambda x: sum(f(x)).sum()
+  x = jnp.arange(16.0) / 16
+  closed = jax.make_jaxpr(jax.grad(g))(x)
+  from xjax._src.interpreters import partial_eval as pe
+  jaxpr, _ = pe.dce_jaxpr(closed.jaxpr, [True])
+  first, *_, last = jaxpr.eqns
+  # exp(x) is an output and a residual: one output; exp(sum) a scalar residual per shard.
+  assert [v.aval.shape for v in first.outvars] == [(16,), (4,)]
+  assert len(last.invars) == 4 and sum(first.outvars[0] is v for v in last.invars) == 1
+  blocks = np.asarray(x).reshape(4, 4)
+  want = (4 * np.exp(blocks.sum(1, keepdims=True)) + 1 + np.exp(blocks)).reshape(-1)
+  np.testing.assert_allclose(np.asarray(jax.grad(g)(x)), want, rtol=1e-5)
+
+
+def test_dce_prunes_shard_map_outputs_and_inputs():
+  mesh = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("i", "j"))
+  g = jax.shard_map(lambda y, z: (jnp.cos(z), jnp.tan(y)), mesh=mesh,
+                    in_specs=(P("i", "j"), P(None, "i")), out_specs=(P(None, "i"), P("i", "j")))
+  jaxpr = jax.make_jaxpr(g)(jnp.zeros((8, 8)), jnp.zeros((16, 16))).jaxpr
+  from xjax._src.interpreters import partial_eval as pe
+  new, used = pe.dce_jaxpr(jaxpr, [True, False])
+  assert used == [False, True]
+  eqn, = new.eqns
+  assert len(eqn.params["jaxpr"].eqns) == 1 and eqn.params["in_specs"] == (P(None, "i"),)
+  assert eqn.params["out_specs"] == (P(None, "i"),)
+  assert pe.dce_jaxpr(jaxpr, [False, False])[0].eqns == []

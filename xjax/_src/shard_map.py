@@ -872,21 +872,43 @@ def _with_scalar_residuals_promoted(known: core.ClosedJaxpr, n_known: int, manua
     return pe.trace_to_jaxpr(fun, known.in_avals)
 
 
-def _with_scalar_residuals_demoted(unknown: core.ClosedJaxpr, res_avals, manual, mesh,
-                                   check_vma):
-  """`unknown` taking its rank-0 residuals with a leading axis of size 1."""
-  if all(a.shape for a in res_avals):
+def _with_scalar_residuals_demoted(unknown: core.ClosedJaxpr, res_avals, promoted, manual,
+                                   mesh, check_vma):
+  """`unknown` taking its `promoted` (rank-0) residuals with a leading axis of size 1."""
+  if not any(promoted):
     return unknown
   n = len(res_avals)
 
   def fun(*args):
-    res = [r if a.shape else structural.reshape(r, ()) for r, a in zip(args[:n], res_avals)]
+    res = [structural.reshape(r, ()) if p else r for r, p in zip(args[:n], promoted)]
     return core.eval_jaxpr(unknown.jaxpr, unknown.consts, *res, *args[n:])
 
-  in_avals = [a if a.shape else a.update(shape=(1,)) for a in res_avals] + list(
+  in_avals = [a.update(shape=(1,)) if p else a for a, p in zip(res_avals, promoted)] + list(
       unknown.in_avals[n:])
   with _axis_env(mesh, manual, check_vma):
     return pe.trace_to_jaxpr(fun, in_avals)
+
+
+def _residual_forwarding(known: core.ClosedJaxpr, n_known: int):
+  """Per residual of `known`, the index of the known input it is (else None) and of the known
+  output it is (else None); and `known` without those residual outputs."""
+  jaxpr = known.jaxpr
+  inputs = {v: i for i, v in enumerate(jaxpr.invars)}
+  outputs = {}
+  for j, v in enumerate(jaxpr.outvars[:n_known]):
+    if type(v) is not core.Literal:
+      outputs.setdefault(v, j)
+  in_fwd, out_fwd, kept = [], [], list(jaxpr.outvars[:n_known])
+  for v in jaxpr.outvars[n_known:]:
+    i = inputs.get(v) if type(v) is not core.Literal else None
+    j = outputs.get(v) if type(v) is not core.Literal and i is None else None
+    in_fwd.append(i)
+    out_fwd.append(j)
+    if i is None and j is None:
+      kept.append(v)
+  if len(kept) == len(jaxpr.outvars):
+    return in_fwd, out_fwd, known
+  return in_fwd, out_fwd, core.ClosedJaxpr(jaxpr.replace(outvars=kept), known.consts)
 
 
 def _shard_map_partial_eval(trace, args, unknowns, *, jaxpr, mesh, in_specs, out_specs,
@@ -897,17 +919,35 @@ def _shard_map_partial_eval(trace, args, unknowns, *, jaxpr, mesh, in_specs, out
         core.ClosedJaxpr(jaxpr, ()), unknowns)
   n_known = len(known.out_avals) - num_res
   res_avals = known.out_avals[n_known:]
+  # As JAX: a residual that is a known input or a known output is passed as that value
+  # (with its spec) instead of being a second output of the known shard_map.
+  in_fwd, out_fwd, known = _residual_forwarding(known, n_known)
+  fwd = [i is not None or j is not None for i, j in zip(in_fwd, out_fwd)]
   known = _with_scalar_residuals_promoted(known, n_known, manual, mesh, check_vma)
-  unknown = _with_scalar_residuals_demoted(unknown, res_avals, manual, mesh, check_vma)
-  res_specs = (_residual_spec(mesh, manual),) * num_res
+  promoted = [not f and not a.shape for f, a in zip(fwd, res_avals)]
+  unknown = _with_scalar_residuals_demoted(unknown, res_avals, promoted, manual, mesh,
+                                           check_vma)
+  n_new_res = fwd.count(False)
   known_in_specs = [s for s, u in zip(in_specs, unknowns) if not u]
   known_out_specs = [s for s, u in zip(out_specs, out_unknowns) if not u]
   params = dict(mesh=mesh, check_vma=check_vma, newly_manual_axes=newly_manual_axes)
   known_args = [a for a, u in zip(args, unknowns) if not u]
   with core.set_current_trace(trace.parent_trace):
     known_outs = _bind_closed(known, known_args, known_in_specs,
-                              (*known_out_specs, *res_specs), **params)
-  residuals = known_outs[n_known:]
+                              (*known_out_specs, *(_residual_spec(mesh, manual),) * n_new_res),
+                              **params)
+  new_res = iter(known_outs[n_known:])
+  residuals, res_specs = [], []
+  for i, j in zip(in_fwd, out_fwd):
+    if i is not None:
+      residuals.append(known_args[i])
+      res_specs.append(known_in_specs[i])
+    elif j is not None:
+      residuals.append(known_outs[j])
+      res_specs.append(known_out_specs[j])
+    else:
+      residuals.append(next(new_res))
+      res_specs.append(_residual_spec(mesh, manual))
   unknown_args = [a for a, u in zip(args, unknowns) if u]
   unknown_in_specs = [s for s, u in zip(in_specs, unknowns) if u]
   unknown_out_specs = tuple(s for s, u in zip(out_specs, out_unknowns) if u)
@@ -915,12 +955,29 @@ def _shard_map_partial_eval(trace, args, unknowns, *, jaxpr, mesh, in_specs, out
                                                        *unknown.jaxpr.invars])
   unknown_outs = trace.stage(shard_map_p, [*unknown.consts, *residuals, *unknown_args], dict(
       params, jaxpr=staged, out_specs=unknown_out_specs,
-      in_specs=(P(),) * len(unknown.consts) + res_specs + tuple(unknown_in_specs)))
+      in_specs=(P(),) * len(unknown.consts) + tuple(res_specs) + tuple(unknown_in_specs)))
   known_iter, unknown_iter = iter(known_outs[:n_known]), iter(unknown_outs)
   return [next(unknown_iter) if u else next(known_iter) for u in out_unknowns]
 
 
 shard_map_p.def_partial_eval(_shard_map_partial_eval)
+
+
+def _shard_map_dce(used_outputs, eqn):
+  """Drops the outputs nothing uses, the body's work for them, and the inputs left unread."""
+  if not any(used_outputs) and not core.is_live_regardless(eqn):
+    return [False] * len(eqn.invars), None
+  p = eqn.params
+  body, used_inputs = pe.dce_jaxpr(p["jaxpr"], used_outputs)
+  keep = lambda xs, used: [x for x, u in zip(xs, used) if u]
+  new_eqn = eqn.replace(
+      invars=keep(eqn.invars, used_inputs), outvars=keep(eqn.outvars, used_outputs),
+      params=dict(p, jaxpr=body, in_specs=tuple(keep(p["in_specs"], used_inputs)),
+                  out_specs=tuple(keep(p["out_specs"], used_outputs))))
+  return used_inputs, new_eqn
+
+
+shard_map_p.def_dce(_shard_map_dce)
 
 
 # Transposition (JAX's check_vma=False rule).
