@@ -218,3 +218,17 @@ def test_dce_prunes_shard_map_outputs_and_inputs():
   assert len(eqn.params["jaxpr"].eqns) == 1 and eqn.params["in_specs"] == (P(None, "i"),)
   assert eqn.params["out_specs"] == (P(None, "i"),)
   assert pe.dce_jaxpr(jaxpr, [False, False])[0].eqns == []
+
+
+def test_residuals_split_only_over_the_axes_they_vary_along():
+  # A residual of sin varies along 'j' only: vmap's spmd axis 'i' may split the batch.
+  mesh = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("i", "j"))
+  f = jax.shard_map(jnp.sin, mesh=mesh, in_specs=P("j"), out_specs=P("j"))
+  xs = jnp.arange(4 * 16.0).reshape(4, 16) / 10
+  out = jax.vmap(jax.grad(lambda x: f(x).sum()), spmd_axis_name="i")(xs)
+  np.testing.assert_allclose(np.asarray(out), np.cos(np.asarray(xs)), rtol=1e-6)
+  g = jax.shard_map(lambda x: jnp.sin(x) * lax.axis_index("i"), mesh=mesh, in_specs=P("j"),
+                    out_specs=P(("i", "j")))
+  x = jnp.arange(16.0) / 10
+  grad = jax.grad(lambda x: g(x).sum())(x)
+  np.testing.assert_allclose(np.asarray(grad), np.cos(np.asarray(x)) * 6, rtol=1e-6)

@@ -22,15 +22,17 @@ and params (``check_vma``, ``in_specs``, ``jaxpr``, ``mesh``,
   devices that hold them, and input cotangents summed over the axes their
   spec leaves out), which gives the same gradients for well-formed programs.
 
-xjax has no varying-manual-axes types: an inference over the traced body
-(`_varying_axes`: collectives that reduce over an axis make their result
-invariant along it; cond, while and scan by fixpoint rules; every other
-higher-order primitive followed into its body) stands in for them. With
-``check_vma=True`` (the default) it checks the out_specs; always, it refuses
-control flow whose devices could run different collectives (a predicate that
-varies between devices over branches or iterations that communicate), which
-would deadlock XLA's collectives and abort the process. Jaxprs print without
-JAX's ``{V:x}`` annotations.
+With ``check_vma=True`` (the default) the body's avals carry JAX's varying
+manual axes (`aval.mat.varying`, printed ``{V:x}``; `xjax._src.vma`), and
+the body's context mesh has its manual axes typed Manual. xjax inserts no
+`pvary` where operands' types differ and transposes by the check_vma=False
+rule above. An inference over the traced body (`shard_map_vma`: collectives
+that reduce over an axis make their result invariant along it; cond, while
+and scan by fixpoint rules) checks the out_specs and gives residuals their
+specs; always, it refuses control flow whose devices could run different
+collectives (a predicate that varies between devices over branches or
+iterations that communicate), which would deadlock XLA's collectives and
+abort the process.
 """
 from __future__ import annotations
 
@@ -43,11 +45,14 @@ import numpy as np
 from xjax._src import api_util
 from xjax._src import core
 from xjax._src import dispatch
+from xjax._src import dtypes
 from xjax._src import executable_cache
 from xjax._src import source_info
 from xjax._src import stablehlo as hlo
 from xjax._src import tree_util
 from xjax._src import vma as vma_lib
+from xjax._src.shard_map_vma import (
+    _COLLECTIVES, _check_collectives_agree, _names_param, _varying_axes)
 from xjax._src.array import Array
 from xjax._src.config import config
 from xjax._src.interpreters import ad
@@ -483,199 +488,6 @@ def _check_out_ranks(f, out_tree, out_specs, specs, out_avals) -> None:
                       "that they can be concatenated using out_specs.")
 
 
-# Collectives that make their result the same along the axes they reduce over. (As in
-# JAX 0.10.2, all_gather's result still counts as varying.)
-_INVARIANT_ALONG = {"psum": "axes", "pmax": "axes", "pmin": "axes",
-                    "all_gather_invariant": "axis_name"}
-# Primitives that communicate between devices: every device of a group must run them.
-_COLLECTIVES = frozenset({"psum", "pmax", "pmin", "all_gather", "all_gather_invariant",
-                          "reduce_scatter",
-                          "all_to_all", "ppermute", "pbroadcast"})
-
-
-def _names_param(value) -> frozenset:
-  values = value if isinstance(value, (tuple, list)) else (value,)
-  return frozenset(v for v in values if not isinstance(v, int))
-
-
-def _collectives(jaxpr: core.Jaxpr) -> tuple:
-  """The collectives `jaxpr` runs, in order, sub-jaxprs included: (name, axes) pairs."""
-  out = []
-  for eqn in jaxpr.eqns:
-    name = eqn.primitive.name
-    if name in _COLLECTIVES:
-      axes = eqn.params.get("axes", eqn.params.get("axis_name"))
-      out.append((name, tuple(sorted(map(str, _names_param(axes))))))
-    for sub in core.jaxprs_in_params(eqn.params):
-      out.extend(_collectives(sub))
-  return tuple(out)
-
-
-def _varying_axes(jaxpr: core.Jaxpr, in_vma, ctx=None) -> list:
-  """Per output of `jaxpr`, the manual axes along which it may differ between devices.
-
-  A stand-in for JAX's varying-manual-axes types: inputs vary along the axes
-  their specs name; reductions over an axis make their result invariant along
-  it; `axis_index` varies along its axis; every higher-order primitive's
-  sub-jaxprs are followed (cond, while and scan by their own rules below, and
-  any primitive whose one sub-jaxpr takes its operands as they are: jit,
-  checkpoint, custom_jvp/vjp, nested shard_map ...); any other equation varies
-  as its operands do.
-
-  With `ctx` (a `_VmaContext`), control flow whose devices could run different
-  collectives (which deadlocks XLA's all-reduce and aborts the process) raises
-  first.
-  """
-  env = dict(zip([*jaxpr.constvars, *jaxpr.invars], in_vma, strict=True))
-  read = lambda v: frozenset() if type(v) is core.Literal else env[v]
-  for eqn in jaxpr.eqns:
-    ins = [read(v) for v in eqn.invars]
-    union = frozenset().union(*ins)
-    name, params = eqn.primitive.name, eqn.params
-    rule = _VMA_RULES.get(name)
-    if rule is not None:
-      outs = rule(eqn, ins, ctx)
-    elif name in _INVARIANT_ALONG and params.get("axis_index_groups") is None:
-      outs = [union - _names_param(params[_INVARIANT_ALONG[name]])] * len(eqn.outvars)
-    elif name == "axis_index":
-      outs = [_names_param(params["axis_name"])]
-    elif name == "pvary":
-      outs = [union | _names_param(params["axes"])]
-    else:
-      outs = _call_like(eqn, ins, ctx)
-      if outs is None:
-        outs = [union] * len(eqn.outvars)
-    env.update(zip(eqn.outvars, outs))
-  return [read(v) for v in jaxpr.outvars]
-
-
-def _sub_vma(closed, ins, ctx) -> list:
-  jaxpr = closed.jaxpr if isinstance(closed, core.ClosedJaxpr) else closed
-  return _varying_axes(jaxpr, [frozenset()] * len(jaxpr.constvars) + list(ins), ctx)
-
-
-def _call_like(eqn, ins, ctx):
-  """Outputs' axes of an equation whose one sub-jaxpr takes its operands and gives its
-  results as they are (jit, checkpoint, custom_jvp/vjp's primal, a nested shard_map);
-  None for other equations."""
-  subs = [v for v in eqn.params.values() if isinstance(v, (core.Jaxpr, core.ClosedJaxpr))]
-  if len(subs) != 1:
-    return None
-  jaxpr = subs[0].jaxpr if isinstance(subs[0], core.ClosedJaxpr) else subs[0]
-  if len(jaxpr.invars) != len(ins) or len(jaxpr.outvars) != len(eqn.outvars):
-    return None
-  return _sub_vma(subs[0], ins, ctx)
-
-
-class _VmaContext:
-  """What the deadlock checks need: the manual axes."""
-
-  def __init__(self, manual):
-    self.manual = frozenset(manual)
-
-
-def _branch_names(eqn) -> list[str]:
-  n = len(eqn.params["branches"])
-  return ["false_fun", "true_fun"] if n == 2 else [f"branch {i}" for i in range(n)]
-
-
-def _branch_info(closed) -> str:
-  info = getattr(closed.jaxpr, "debug_info", None)
-  return getattr(info, "func_src_info", None) or "<unknown>"
-
-
-def _show_vma(aval, vma) -> str:
-  return aval.update(vma=frozenset(vma)).str_short()
-
-
-def _cond_vma(eqn, ins, ctx):
-  branches = eqn.params["branches"]
-  index, ops = ins[0], ins[1:]
-  outs = [_sub_vma(b, ops, ctx) for b in branches]
-  if ctx is not None and index & ctx.manual:
-    # The devices may take different branches: they must run the same collectives.
-    sigs = [_collectives(b.jaxpr) for b in branches]
-    if len(set(sigs)) > 1:
-      names = _branch_names(eqn)
-      order = [1, 0] if len(branches) == 2 else list(range(len(branches)))
-      api = "cond" if len(branches) == 2 else "switch"
-      first = order[0]
-      for j in order[1:]:
-        for k, (a, b) in enumerate(zip(outs[first], outs[j])):
-          if (a & ctx.manual) != (b & ctx.manual):
-            aval = eqn.outvars[k].aval
-            raise TypeError(
-                f"{api} branches must have equal output types but they differ.\n\n"
-                f"{names[first]} is {_branch_info(branches[first])}\n"
-                f"{names[j]} is {_branch_info(branches[j])}\n\n"
-                f"The output of {names[first]} has type {_show_vma(aval, a & ctx.manual)} but "
-                f"the corresponding output of {names[j]} has type "
-                f"{_show_vma(aval, b & ctx.manual)}, so the manual axis types do not match.\n"
-                f"\nRevise {names[first]} and/or {names[j]} so that all output types match.")
-      shown = "; ".join(f"{names[i]} ({_branch_info(branches[i])}) runs "
-                        f"{_show_collectives(sigs[i])}" for i in order)
-      raise ValueError(
-          f"A {api} inside shard_map whose predicate may differ between devices (it varies "
-          f"along mesh axes {sorted(map(str, index & ctx.manual))}) has branches that run "
-          f"different collectives: {shown}. Devices taking different branches would wait "
-          "for each other forever. Make the predicate the same on every device (for "
-          "example compute it from a psum or pmax over those axes), or run the same "
-          "collectives in every branch.")
-  return [index.union(*col) for col in zip(*outs)]
-
-
-def _show_collectives(sig) -> str:
-  return ", ".join(f"{n} over {list(a)}" for n, a in sig) if sig else "no collectives"
-
-
-def _while_vma(eqn, ins, ctx):
-  p = eqn.params
-  nc, nb = p["cond_nconsts"], p["body_nconsts"]
-  cond_consts, body_consts, carry = ins[:nc], ins[nc:nc + nb], list(ins[nc + nb:])
-  while True:  # the axes a carry may vary along only grow: a fixpoint
-    pred, = _sub_vma(p["cond_jaxpr"], [*cond_consts, *carry], None)
-    outs = _sub_vma(p["body_jaxpr"], [*body_consts, *carry], None)
-    new = [c | o | pred for c, o in zip(carry, outs)]
-    if new == carry:
-      break
-    carry = new
-  if ctx is not None and pred & ctx.manual:
-    sig = _collectives(p["cond_jaxpr"].jaxpr) + _collectives(p["body_jaxpr"].jaxpr)
-    if sig:
-      raise ValueError(
-          "A while_loop (or fori_loop) inside shard_map whose predicate may differ between "
-          f"devices (it varies along mesh axes {sorted(map(str, pred & ctx.manual))}) runs "
-          f"collectives ({_show_collectives(sig)}): devices running different numbers of "
-          "iterations would wait for each other forever. Make the predicate the same on "
-          "every device (for example reduce it with pmax over those axes).")
-  # Run once more with the check on, for the loops nested in the body.
-  _sub_vma(p["cond_jaxpr"], [*cond_consts, *carry], ctx)
-  _sub_vma(p["body_jaxpr"], [*body_consts, *carry], ctx)
-  return carry
-
-
-def _scan_vma(eqn, ins, ctx):
-  p = eqn.params
-  nc, ncar = p["num_consts"], p["num_carry"]
-  consts, carry, xs = ins[:nc], list(ins[nc:nc + ncar]), ins[nc + ncar:]
-  while True:
-    outs = _sub_vma(p["jaxpr"], [*consts, *carry, *xs], None)
-    new = [c | o for c, o in zip(carry, outs[:ncar])]
-    if new == carry:
-      break
-    carry = new
-  outs = _sub_vma(p["jaxpr"], [*consts, *carry, *xs], ctx)
-  return [*carry, *outs[ncar:]]
-
-
-_VMA_RULES = {"cond": _cond_vma, "while": _while_vma, "scan": _scan_vma}
-
-
-def _check_collectives_agree(jaxpr: core.Jaxpr, in_vma, manual) -> list:
-  """`_varying_axes` with the deadlock checks on (every shard_map body goes through it)."""
-  return _varying_axes(jaxpr, in_vma, _VmaContext(manual))
-
-
 def _check_vma(f, mesh, manual, out_tree, out_specs, specs, vma) -> None:
   full = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
   spec_paths = _spec_paths(out_specs, full)
@@ -852,7 +664,10 @@ shard_map_p.def_jvp(_shard_map_jvp)
 
 
 def _residual_spec(mesh, manual) -> PartitionSpec:
+  """A residual varying along the `manual` axes: split over them (concatenated per device)."""
   names = tuple(n for n in mesh.axis_names if n in manual)
+  if not names:
+    return P()
   return P(names if len(names) != 1 else names[0])
 
 
@@ -919,6 +734,16 @@ def _shard_map_partial_eval(trace, args, unknowns, *, jaxpr, mesh, in_specs, out
         core.ClosedJaxpr(jaxpr, ()), unknowns)
   n_known = len(known.out_avals) - num_res
   res_avals = known.out_avals[n_known:]
+  # As JAX, with check_vma a residual is split only over the axes along which it may vary
+  # (the varying-axes inference over the known body; every manual axis otherwise).
+  if check_vma:
+    outer = frozenset(mesh.manual_axes)
+    known_in_vma = [frozenset(n for e in s for n in axes_of(e)) | outer
+                    for s, u in zip(in_specs, unknowns) if not u]
+    res_vma = _varying_axes(known.jaxpr, [outer] * len(known.jaxpr.constvars) + known_in_vma)
+    res_vma = [v & manual for v in res_vma[n_known:]]
+  else:
+    res_vma = [manual] * num_res
   # As JAX: a residual that is a known input or a known output is passed as that value
   # (with its spec) instead of being a second output of the known shard_map.
   in_fwd, out_fwd, known = _residual_forwarding(known, n_known)
@@ -927,16 +752,15 @@ def _shard_map_partial_eval(trace, args, unknowns, *, jaxpr, mesh, in_specs, out
   promoted = [not f and not a.shape for f, a in zip(fwd, res_avals)]
   unknown = _with_scalar_residuals_demoted(unknown, res_avals, promoted, manual, mesh,
                                            check_vma)
-  n_new_res = fwd.count(False)
   known_in_specs = [s for s, u in zip(in_specs, unknowns) if not u]
   known_out_specs = [s for s, u in zip(out_specs, out_unknowns) if not u]
   params = dict(mesh=mesh, check_vma=check_vma, newly_manual_axes=newly_manual_axes)
   known_args = [a for a, u in zip(args, unknowns) if not u]
+  new_res_specs = [_residual_spec(mesh, v) for v, f in zip(res_vma, fwd) if not f]
   with core.set_current_trace(trace.parent_trace):
     known_outs = _bind_closed(known, known_args, known_in_specs,
-                              (*known_out_specs, *(_residual_spec(mesh, manual),) * n_new_res),
-                              **params)
-  new_res = iter(known_outs[n_known:])
+                              (*known_out_specs, *new_res_specs), **params)
+  new_res, new_specs = iter(known_outs[n_known:]), iter(new_res_specs)
   residuals, res_specs = [], []
   for i, j in zip(in_fwd, out_fwd):
     if i is not None:
@@ -947,7 +771,7 @@ def _shard_map_partial_eval(trace, args, unknowns, *, jaxpr, mesh, in_specs, out
       res_specs.append(known_out_specs[j])
     else:
       residuals.append(next(new_res))
-      res_specs.append(_residual_spec(mesh, manual))
+      res_specs.append(next(new_specs))
   unknown_args = [a for a, u in zip(args, unknowns) if u]
   unknown_in_specs = [s for s, u in zip(in_specs, unknowns) if u]
   unknown_out_specs = tuple(s for s, u in zip(out_specs, out_unknowns) if u)
@@ -1058,13 +882,15 @@ def _shard_map_batch(axis_data, args, dims, *, jaxpr, mesh, in_specs, out_specs,
                  for s, d in zip(specs, dims))
 
   in_specs = batched_specs(in_specs, dims, "in_specs")
+  closed = core.ClosedJaxpr(jaxpr, ())
   if spmd_name is not None:
     inner_axis_data = axis_data._replace(
         size=axis_data.size // math.prod(mesh.shape[n] for n in spmd_name))
+    closed = _replicated_along(closed, spmd_name, mesh,
+                               _all_manual(mesh, newly_manual_axes), check_vma)
   # (The context mesh stays: vmap's spmd axes come from its Explicit axes.)
   with _axis_env(mesh, _all_manual(mesh, newly_manual_axes), check_vma, manual_mesh=False):
-    batched, out_dims = batching.batch_jaxpr_axes(core.ClosedJaxpr(jaxpr, ()),
-                                                  inner_axis_data, tuple(dims))
+    batched, out_dims = batching.batch_jaxpr_axes(closed, inner_axis_data, tuple(dims))
   out_specs = batched_specs(out_specs, out_dims, "out_specs")
   outs = _bind_closed(batched, args, in_specs, out_specs, mesh=mesh, check_vma=check_vma,
                       newly_manual_axes=newly_manual_axes)
@@ -1072,6 +898,61 @@ def _shard_map_batch(axis_data, args, dims, *, jaxpr, mesh, in_specs, out_specs,
 
 
 shard_map_p.def_batch(_shard_map_batch)
+
+
+def _replicated_along(closed: core.ClosedJaxpr, names, mesh, manual, check_vma):
+  """The body with its reductions over `names` (vmap's spmd axes) replaced by their value
+  on equal operands: psum multiplies by the axes' size, pmax and pmin keep the operand.
+
+  No in_spec names the spmd axes, so before batching every value of the body is the same
+  along them (its reductions there combine copies, as a transposed body's psum does);
+  once the batch is split over them, devices along them hold different batch elements,
+  which the reductions must not mix. Any other use of those axes raises ValueError.
+  """
+  names = frozenset(names)
+
+  def over(eqn) -> frozenset:
+    return _names_param(eqn.params.get("axes", eqn.params.get("axis_name", ()))) & names
+
+  def uses(jaxpr) -> bool:
+    return any((eqn.primitive.name in _COLLECTIVES or eqn.primitive.name == "axis_index")
+               and over(eqn) for eqn in jaxpr.eqns)
+
+  def nested_uses(jaxpr) -> bool:
+    return any(uses(sub) or nested_uses(sub) for eqn in jaxpr.eqns
+               for sub in core.jaxprs_in_params(eqn.params))
+
+  jaxpr = closed.jaxpr
+  if not uses(jaxpr) and not nested_uses(jaxpr):
+    return closed
+  error = ValueError(f"vmap spmd_axis_name {tuple(names)} cannot appear in the collectives of "
+                     "a shard_map body (other than psum, pmax and pmin at its top level)")
+  if nested_uses(jaxpr):
+    raise error
+  size = math.prod(mesh.shape[n] for n in names)
+
+  def fun(*args):
+    env = dict(zip(jaxpr.constvars, closed.consts))
+    env.update(zip(jaxpr.invars, args))
+    read = lambda v: v.val if type(v) is core.Literal else env[v]
+    for eqn in jaxpr.eqns:
+      ins, name = [read(v) for v in eqn.invars], eqn.primitive.name
+      if not over(eqn) or name not in _COLLECTIVES | {"axis_index"}:
+        outs = eqn.primitive.bind(*ins, **eqn.params)
+      elif name in ("psum", "pmax", "pmin") and eqn.params["axis_index_groups"] is None:
+        rest = tuple(a for a in eqn.params["axes"] if isinstance(a, int) or a not in names)
+        outs = eqn.primitive.bind(*ins, axes=rest, axis_index_groups=None) if rest else ins
+        if name == "psum":
+          outs = [o if core.get_aval(o).dtype == dtypes.float0 else
+                  ew.mul(o, np.asarray(size, core.get_aval(o).dtype)) for o in outs]
+      else:
+        raise error
+      outs = outs if eqn.primitive.multiple_results else [outs]
+      env.update(zip(eqn.outvars, outs))
+    return [read(v) for v in jaxpr.outvars]
+
+  with _axis_env(mesh, manual, check_vma, manual_mesh=False):
+    return pe.trace_to_jaxpr(fun, closed.in_avals)
 
 
 # Lowering: Shardy's sdy.manual_computation, as JAX emits it.
