@@ -232,3 +232,15 @@ def test_residuals_split_only_over_the_axes_they_vary_along():
   x = jnp.arange(16.0) / 10
   grad = jax.grad(lambda x: g(x).sum())(x)
   np.testing.assert_allclose(np.asarray(grad), np.cos(np.asarray(x)) * 6, rtol=1e-6)
+
+
+def test_sharding_constraint_on_a_manual_axis_inside_the_body_raises():
+  mesh = Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("i", "j"))
+
+  def g(x):
+    return lax.with_sharding_constraint(x, NamedSharding(mesh, P("i", "j"))) * 2
+
+  f = jax.jit(jax.shard_map(g, mesh=mesh, in_specs=P("i"), out_specs=P("i"),
+                            axis_names=frozenset({"i"}), check_vma=False))
+  with pytest.raises(ValueError, match="contains a manual axes.*of mesh"):
+    f(jnp.arange(32.0).reshape(4, 8))

@@ -31,6 +31,13 @@ def _impl(x, *, sharding):
 
 
 def _lowering(ctx, x, *, sharding):
+  manual = getattr(ctx.module.axis_context, "manual_axes", None)
+  if manual and any(n in manual for e in sharding.spec if e is not PartitionSpec.UNCONSTRAINED
+                    for n in axes_of(e)):  # as JAX's lowering (mlir.add_manual_axes)
+    names = tuple(n for n in sharding.mesh.axis_names if n in manual)
+    raise ValueError(f"pspec {sharding.spec} contains a manual axes {names} of mesh which is "
+                     "not allowed. If you are using a with_sharding_constraint under a "
+                     "shard_map, only use the mesh axis in PartitionSpec which are not manual.")
   if ctx.module.spmd is None or ctx.module.axis_context is not None:
     return x  # one device (or inside a manual body): nothing to constrain
   ndim = len(ctx.avals_in[0].shape)
