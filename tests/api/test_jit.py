@@ -389,3 +389,11 @@ def test_tracer_sharding_make_jaxpr_name_and_linear_transpose_dce():
   assert xjax.make_jaxpr(foo).__qualname__.startswith("make_jaxpr(")
   g = xjax.jit(lambda x: (2 * x, x > 0))  # the comparison is pruned before transposing
   assert float(xjax.linear_transpose(lambda x: g(x)[0], 1.0)(1.0)[0]) == 2.0
+
+
+def test_eval_shape_gives_the_out_shardings():
+  s = xjax.sharding.SingleDeviceSharding(xjax.devices()[0])
+  f = xjax.jit(lambda x: x * 2, out_shardings=s)
+  out = f.eval_shape(np.arange(8))
+  assert out.sharding == s and out.shape == (8,)
+  assert xjax.jit(lambda x: x * 2).eval_shape(np.arange(3)).shape == (3,)

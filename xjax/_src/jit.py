@@ -657,11 +657,19 @@ class PjitFunction:
     return self.trace(*args, **kwargs).lower()
 
   def eval_shape(self, *args, **kwargs):
-    traced = self.trace(*args, **kwargs)
+    """The outputs' ShapeDtypeStructs for these arguments (traced, not compiled), each with
+    its out_shardings entry where one is given (mirrors `jax.jit(f).eval_shape`)."""
     from xjax._src.shape_dtype_struct import ShapeDtypeStruct
-    return tree_util.tree_unflatten(
-        traced.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                          for a in traced.jaxpr.out_avals])
+    dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
+    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    avals = self._avals(leaves, dyn_args, dyn_kwargs)
+    closed, out_tree = self._trace(statics, dyn_args, dyn_kwargs, leaves, in_tree, avals)
+    out_avals = closed.out_avals
+    shardings = [s if isinstance(s, Sharding) else getattr(a, "sharding", None)
+                 for s, a in zip(self._leaf_out_shardings(out_tree, out_avals), out_avals)]
+    return tree_util.tree_unflatten(out_tree, [
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, sharding=s)
+        for a, s in zip(out_avals, shardings)])
 
   def clear_cache(self):
     self._cache.clear()
