@@ -244,3 +244,21 @@ def test_sharding_constraint_on_a_manual_axis_inside_the_body_raises():
                             axis_names=frozenset({"i"}), check_vma=False))
   with pytest.raises(ValueError, match="contains a manual axes.*of mesh"):
     f(jnp.arange(32.0).reshape(4, 8))
+
+
+def test_pvary_is_inserted_where_operand_types_differ():
+  mesh = Mesh(np.array(jax.devices()[:4]), ("x",))
+  f = jax.shard_map(lambda a, b: a * b + 2.0, mesh=mesh, in_specs=(P(), P("x")),
+                    out_specs=P("x"))
+  a, b = jnp.arange(1.0) + 3, jnp.arange(4.0)
+  eqns = jax.make_jaxpr(f)(a, b).jaxpr.eqns[0].params["jaxpr"].eqns
+  assert [e.primitive.name for e in eqns] == ["pvary", "mul", "pvary", "add"]
+  assert eqns[0].params["axes"] == ("x",)
+  np.testing.assert_allclose(np.asarray(f(a, b)), 3 * np.arange(4.0) + 2)
+  grads = jax.grad(lambda a, b: f(a, b).sum(), argnums=(0, 1))(a, b)
+  np.testing.assert_allclose(np.asarray(grads[0]), [6.0])
+  np.testing.assert_allclose(np.asarray(grads[1]), np.full(4, 3.0))
+  # A collective casts an invariant operand along its axes first.
+  g = jax.jit(jax.shard_map(lambda x: lax.pmax(x, "x"), mesh=mesh, in_specs=P(), out_specs=P()))
+  assert "pvary[axes=('x',)" in str(jax.make_jaxpr(g)(jnp.arange(8.0)))
+  np.testing.assert_allclose(np.asarray(g(jnp.arange(8.0))), np.arange(8.0))

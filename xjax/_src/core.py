@@ -561,6 +561,8 @@ class Primitive:
     self._impl = fn
 
   def bind(self, *args, **params):
+    if trace_ctx.check_vma and len(args) > 1:  # in a shard_map body: operands' vma made equal
+      args = vma_mod.insert_pvary(self, args, params)
     return trace_ctx.trace.process_primitive(self, args, params)
 
   def get_bind_params(self, params) -> dict:

@@ -24,9 +24,9 @@ and params (``check_vma``, ``in_specs``, ``jaxpr``, ``mesh``,
 
 With ``check_vma=True`` (the default) the body's avals carry JAX's varying
 manual axes (`aval.mat.varying`, printed ``{V:x}``; `xjax._src.vma`), and
-the body's context mesh has its manual axes typed Manual. xjax inserts no
-`pvary` where operands' types differ and transposes by the check_vma=False
-rule above. An inference over the traced body (`shard_map_vma`: collectives
+the body's context mesh has its manual axes typed Manual; `pvary` is
+inserted where operands' types differ (a cast that changes no value, which
+transposes to the identity under the check_vma=False rule above). An inference over the traced body (`shard_map_vma`: collectives
 that reduce over an axis make their result invariant along it; cond, while
 and scan by fixpoint rules) checks the out_specs and gives residuals their
 specs; always, it refuses control flow whose devices could run different

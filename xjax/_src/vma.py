@@ -14,13 +14,16 @@ devices (JAX 0.10.2's ``aval.mat.varying``; printed ``f32[8]{V:x}``):
   sub-jaxprs give its results.
 
 The rule runs from `core.Primitive.def_abstract_eval`'s wrapper while
-``core.trace_ctx.check_vma`` is set (by the shard_map body's tracing).
-
-xjax keeps JAX's check_vma=False semantics for transposition, so it inserts
-no `pvary` where operands' types differ: the result simply varies along the
-union. This module imports nothing of xjax's: `core` imports it.
+``core.trace_ctx.check_vma`` is set (by the shard_map body's tracing); then
+`core.Primitive.bind` also casts (`pvary`) the operands of an n-ary primitive
+that vary along fewer axes than the others (`insert_pvary`), and the
+collectives cast theirs to vary along the collective's axes, as JAX does.
+A `pvary` changes no value: xjax keeps JAX's check_vma=False rules for
+transposition (pvary transposes to the identity, psum to a psum).
 """
 from __future__ import annotations
+
+import numpy as np
 
 _EMPTY = frozenset()
 
@@ -126,6 +129,42 @@ def match_primal(ct, primal_aval):
   return pvary(ct, tuple(sorted(missing, key=str)))
 
 
+# Primitives whose operands keep their own types: collectives, casts, state and the like.
+_NO_INSERT = frozenset({"psum", "pmax", "pmin", "all_gather", "all_gather_invariant",
+                        "reduce_scatter", "all_to_all", "ppermute", "pbroadcast", "pvary",
+                        "get", "swap", "addupdate", "ref_get", "ref_swap", "ref_addupdate"})
+
+
+def insert_pvary(prim, args, params):
+  """`args` with a `pvary` on each array operand that varies along fewer manual axes than
+  the others together (JAX's automatic insertion, `core.auto_insert_reshard`; Python
+  scalars and NumPy values included): the operands of an n-ary primitive then have one
+  type. Higher-order primitives, collectives and state primitives are skipped."""
+  if pvary is None or prim.name in _NO_INSERT:
+    return args
+  vmas = [_operand_vma(a) for a in args]
+  present = [v for v in vmas if v is not None]
+  union = _EMPTY.union(*present)
+  if all(v == union for v in present) or _has_jaxprs(params, _jaxpr_types):
+    return args
+  from xjax._src import core  # (imports this module: not at the top)
+  order = list(core.trace_ctx.axis_env)
+  rank = lambda n: (order.index(n) if n in order else len(order), str(n))
+  return tuple(a if v is None or v == union else pvary(a, tuple(sorted(union - v, key=rank)))
+               for a, v in zip(args, vmas))
+
+
+def _operand_vma(x):
+  """An operand's vma; None for what no pvary applies to (tokens, refs, other objects)."""
+  aval = getattr(x, "aval", None)
+  if aval is None:
+    return _EMPTY if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic)) else None
+  return getattr(aval, "vma", None)
+
+
+_jaxpr_types = ()  # (Jaxpr, ClosedJaxpr): set by make_hook
+
+
 def _has_jaxprs(params, jaxpr_types) -> bool:
   for v in params.values():
     if isinstance(v, jaxpr_types):
@@ -137,7 +176,9 @@ def _has_jaxprs(params, jaxpr_types) -> bool:
 
 def make_hook(core):
   """The `core.vma_rule_hook`: sets the vma of a primitive's abstract-eval results."""
+  global _jaxpr_types
   shaped, jaxpr_types = core.ShapedArray, (core.Jaxpr, core.ClosedJaxpr)
+  _jaxpr_types = jaxpr_types
 
   def with_vma(aval, vma):
     if type(aval) is shaped and aval.vma != vma:

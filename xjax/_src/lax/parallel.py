@@ -297,6 +297,15 @@ pmin_p = _reduction_primitive("pmin", reductions.reduce_min, reductions._min_com
                               lambda x, size: x)
 
 
+def _collective_pvary(names, x):
+  """`x` cast (no value changes) to vary along a collective's axes, as JAX's."""
+  if not core.trace_ctx.check_vma:
+    return x
+  have = getattr(getattr(x, "aval", None), "vma", frozenset())
+  missing = tuple(n for n in names if not isinstance(n, int) and n not in have)
+  return pvary_p.bind(x, axes=missing) if missing else x
+
+
 def _allreduce(prim, x, axis_name, axis_index_groups):
   names = _axis_names(axis_name)
   groups = _canonical_groups(axis_index_groups)
@@ -312,6 +321,8 @@ def _allreduce(prim, x, axis_name, axis_index_groups):
   if prim is psum_p:  # JAX sums booleans as int32
     leaves = [ew.convert_element_type(v, np.int32) if dtypes.dtype(v) == np.bool_ else v
               for v in leaves]
+  if prim is not psum_p:
+    leaves = [_collective_pvary(names, v) for v in leaves]
   outs = prim.bind(*leaves, axes=names, axis_index_groups=groups)
   return tree_util.tree_unflatten(treedef, outs)
 
@@ -515,10 +526,9 @@ def _all_gather_lowering(ctx, x, *, all_gather_dimension, axis_name, axis_index_
   return ctx.op1("stablehlo.all_gather", [x], hlo.aval_type(aval_out), attrs)
 
 
-# all_gather(to='invarying'): the same gather, whose result is typed as the same on every
-# member of the axes (JAX's all_gather_invariant). Its transpose is all_gather's: under
-# xjax's check_vma=False transposition a replicated output's cotangent is shared out
-# between its copies, so summing them back (psum_scatter) gives each member its slice.
+# all_gather(to='invarying') (JAX's all_gather_invariant): typed the same on every member.
+# Its transpose is all_gather's: with check_vma=False transposition a replicated output's
+# cotangent is shared out between its copies, and psum_scatter sums them back.
 all_gather_invariant_p = core.Primitive("all_gather_invariant")
 all_gather_invariant_p.batch_always = True
 all_gather_invariant_p.def_abstract_eval(all_gather_p.abstract_eval.__wrapped__)
@@ -567,6 +577,8 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis: int = 0, tiled: bo
     bound = ndim if tiled else ndim + 1
     if not -bound <= axis < bound:
       raise ValueError(f"axis {axis} is out of bounds for array of dimension {bound}")
+    if prim is all_gather_p:
+      leaf = _collective_pvary(names, leaf)
     return prim.bind(leaf, all_gather_dimension=axis % bound, axis_name=names,
                      axis_index_groups=groups, axis_size=size, tiled=tiled)
 
@@ -696,6 +708,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
 
   def scatter_leaf(leaf):
     _check_scatter_size(np.shape(leaf)[scatter_dimension], size, tiled)
+    leaf = _collective_pvary(names, leaf)
     return reduce_scatter_p.bind(leaf, scatter_dimension=scatter_dimension, axis_name=names,
                                  axis_index_groups=groups, axis_size=size, tiled=tiled)
 
@@ -877,6 +890,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
       elif concat_axis < split_axis:
         leaf = structural.expand_dims(leaf, (concat_axis,))
         split_axis += 1
+    leaf = _collective_pvary(_axis_names(axis_name), leaf)
     out = all_to_all_p.bind(leaf, split_axis=split_axis, concat_axis=concat_axis,
                             axis_name=axis_name, axis_index_groups=groups, tiled=tiled)
     if not tiled and split_axis != concat_axis:
@@ -976,7 +990,8 @@ def ppermute(x, axis_name, perm):
     if not (0 <= s < size and 0 <= t < size):
       raise ValueError(f"ppermute permutation elements must be in the range [0, {size}), "
                        f"got {perm}.")
-  return tree_util.tree_map(lambda leaf: ppermute_p.bind(leaf, axis_name=names, perm=perm), x)
+  return tree_util.tree_map(
+      lambda leaf: ppermute_p.bind(_collective_pvary(names, leaf), axis_name=names, perm=perm), x)
 
 
 def pshuffle(x, axis_name, perm):
