@@ -128,3 +128,45 @@ def test_higher_order_primitives_keep_their_jaxprs_types(mesh):
     np.testing.assert_allclose(np.asarray(out), np.full((4, 4, 1), 2 * 120.0))
   y = lax.cond(True, lambda x: x * 2, lambda x: x, arr)
   assert y.sharding == arr.sharding
+
+
+def test_vmap_keeps_the_mapped_dimension_split(mesh):
+  # vmap over a dimension split on an Explicit axis: the body sees the rest of the type,
+  # batched jaxprs and results carry the axis at the batch dimension (JAX's
+  # explicit_mesh_axis); mapped inputs must agree and unmapped ones may not use it.
+  s = P("x", "y", None)
+  a = xjax.device_put(jnp.ones((4, 2, 3)), s)
+  b = xjax.device_put(jnp.ones((4, 2, 3), bool), s)
+  seen = []
+  f = xjax.jit(xjax.vmap(lambda a, b: seen.append(str(xjax.typeof(a))) or jnp.where(b, a, 0)))
+  out = f(a, b)
+  assert seen == ["float32[2@y,3]"]
+  assert out.sharding.spec == P("x", "y") and str(xjax.typeof(out)) == "float32[4@x,2@y,3]"
+  other = xjax.device_put(jnp.ones((4, 2, 3)), P(None, "y", None))
+  with pytest.raises(ValueError, match="should be sharded the same"):
+    xjax.vmap(lambda u, v: u + v)(a, other)
+  with pytest.raises(ValueError, match="cannot be sharded along the mesh axis"):
+    xjax.vmap(lambda u, v: u + v, in_axes=(0, None))(a, xjax.device_put(jnp.ones((2, 3)),
+                                                                          P("x", None)))
+
+
+def test_mesh_and_spec_checks_as_jax():
+  explicit = xjax.make_mesh((2,), ("x",), axis_types=(AxisType.Explicit,))
+  with pytest.raises(ValueError, match="cannot contain `P.UNCONSTRAINED` when no mesh"):
+    xjax.sharding.NamedSharding(explicit, P(P.UNCONSTRAINED))
+  manual = xjax.sharding.Mesh(xjax.devices(), "x", (AxisType.Manual,))
+  with pytest.raises(ValueError, match="contains manual axes"):
+    xjax.set_mesh(manual)
+  auto = xjax.make_mesh((2,), ("x",), axis_types=(AxisType.Auto,))
+  with pytest.raises(ValueError, match="cannot contain axis names that are of type Auto"):
+    xjax.reshard(np.arange(8), xjax.sharding.NamedSharding(auto, P("x")))
+  out = xjax.reshard(np.arange(8), xjax.sharding.NamedSharding(explicit, P("x")))
+  assert out.sharding == xjax.sharding.NamedSharding(explicit, P("x"))
+  np.testing.assert_array_equal(np.asarray(out), np.arange(8))
+
+
+def test_replicated_typed_results_are_pinned_as_jax(mesh):
+  # JAX pins every result typed over Explicit axes, a replicated one too.
+  a, _, _ = _operands()
+  text = xjax.jit(lambda x: jnp.sum(x)).lower(a).as_text()
+  assert "sdy.sharding_constraint" in text and "[]>" in text

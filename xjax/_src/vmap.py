@@ -115,7 +115,15 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     def out_dests(n):
       return flatten_axes("vmap out_axes", out_tree.val, out_axes)
 
-    axis_data = batching.AxisData(axis_name, size, spmd_axis_name)
+    ema = _explicit_mesh_axis(leaves, in_dims)
+    spmd_names = spmd_axis_name
+    if spmd_names is not None and ema is not None:
+      if tuple(spmd_names) != ema:
+        raise ValueError(f"Only one of spmd_axis_name or arrays sharded on `Explicit` mesh "
+                         f"axis type is allowed. Got spmd_axis_name={spmd_names} and "
+                         f"arrays sharded on explicit_mesh_axis={ema}")
+      spmd_names = None
+    axis_data = batching.AxisData(axis_name, size, spmd_names, ema)
     try:
       if custom:
         outs = batching.batch_vmappable(flat_fun, axis_data, leaves, in_dims, out_dests,
@@ -210,3 +218,51 @@ def _inconsistent_sizes_message(fun, in_tree, leaves, dims, axis_size) -> str:
       many = "most" if rank == 0 else "some"
       lines.append(f"  * {many} axes ({count} of them) had size {size}, e.g. axis {d} of {desc}")
   return "vmap got inconsistent sizes for array axes to be mapped:\n" + ";\n".join(lines)
+
+
+def _explicit_mesh_axis(leaves, in_dims):
+  """The Explicit mesh axes the mapped dimension of the inputs is split over (a tuple), or
+  None; as JAX's vmap, every mapped input must agree, and no unmapped input may be split
+  over them.
+
+  Raises:
+    ValueError: mapped inputs split differently along the mapped dimension, or an unmapped
+      input split over the vmapped mesh axes (JAX's texts).
+  """
+  def entry(x, d):
+    sharding = getattr(_aval_or_none(x), "sharding", None)
+    if sharding is None:
+      return None
+    spec = tuple(sharding.spec)
+    return spec[d] if d < len(spec) else None
+
+  found, seen = None, False
+  for x, d in zip(leaves, in_dims):
+    if d is None or d is batching.not_mapped:
+      continue
+    e = entry(x, d)
+    if seen and e != found:
+      raise ValueError("Mapped away dimension of inputs passed to vmap should be sharded the "
+                       f"same. Got inconsistent axis specs: {found} vs {e}")
+    found, seen = e, True
+  if found is None:
+    return None
+  ema = found if isinstance(found, tuple) else (found,)
+  for x, d in zip(leaves, in_dims):
+    if d is not None and d is not batching.not_mapped:
+      continue
+    aval = _aval_or_none(x)
+    sharding = getattr(aval, "sharding", None)
+    if sharding is not None and any(
+        a in ema for e in sharding.spec for a in (e if isinstance(e, tuple) else (e,))):
+      raise ValueError("Unmapped values passed to vmap cannot be sharded along the mesh axis "
+                       f"you are vmapping over. Got type: {aval.str_short()}, in_axes: {d} and "
+                       f"vmapped mesh axis: {ema}")
+  return ema
+
+
+def _aval_or_none(x):
+  try:
+    return core.get_aval(x)
+  except TypeError:
+    return None

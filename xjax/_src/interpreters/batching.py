@@ -39,11 +39,14 @@ not_mapped = None
 
 
 class AxisData(NamedTuple):
-  """The mapped axis of one vmap: its name (None if unnamed), its size, and the
-  mesh axes it is split over (`spmd_name`: a tuple of mesh axis names, or None)."""
+  """The mapped axis of one vmap: its name (None if unnamed), its size, the mesh
+  axes it is split over (`spmd_name`: a tuple of mesh axis names, or None), and
+  `explicit_mesh_axis`: the Explicit mesh axes the inputs' mapped dimension is
+  split over (a tuple, or None), which batched types carry at the batch dimension."""
   name: Any
   size: int
   spmd_name: tuple | None = None
+  explicit_mesh_axis: tuple | None = None
 
 
 def batch_spec(spec, dim: int, entry) -> PartitionSpec:
@@ -117,7 +120,8 @@ class BatchTracer(core.Tracer):
     self._source_info = source
     full = core.get_aval(val)
     shape = full.shape
-    self._aval = full.update(shape=shape[:batch_dim] + shape[batch_dim + 1:])
+    self._aval = full.update(shape=shape[:batch_dim] + shape[batch_dim + 1:],
+                             sharding=full.sharding and mapped_sharding(full.sharding, batch_dim))
 
   @property
   def aval(self):
@@ -448,8 +452,40 @@ def _batch_jaxpr_axes(closed, axis_data, in_dims):
 
 
 def _batched_avals(closed, axis_data, in_dims):
-  return [a if d is not_mapped else a.update(shape=a.shape[:d] + (axis_data.size,) + a.shape[d:])
+  return [a if d is not_mapped else unmapped_aval(a, d, axis_data)
           for a, d in zip(closed.in_avals, in_dims)]
+
+
+def mapped_sharding(sharding, dim: int):
+  """An aval's sharding (None, or a NamedSharding on Explicit axes) with dimension `dim`
+  mapped away, as JAX's mapped avals keep the rest of the spec."""
+  if sharding is None:
+    return None
+  spec = tuple(sharding.spec)
+  return type(sharding)(sharding.mesh, type(sharding.spec)(*spec[:dim], *spec[dim + 1:]))
+
+
+def unmapped_aval(aval, dim: int, axis_data: AxisData):
+  """`aval` with a batch dimension of `axis_data.size` inserted at `dim`, split over the
+  vmap's Explicit mesh axes there (JAX's `unmapped_aval`)."""
+  shape = aval.shape[:dim] + (axis_data.size,) + aval.shape[dim:]
+  ema = axis_data.explicit_mesh_axis
+  sharding = aval.sharding
+  if sharding is None and ema is None:
+    return aval.update(shape=shape)
+  if sharding is None:
+    # Deferred: the sharding package sits above the interpreters.
+    from xjax._src.sharding.mesh import get_abstract_mesh
+    from xjax._src.sharding.shardings import NamedSharding
+    from xjax._src.sharding.partition_spec import PartitionSpec
+    mesh = get_abstract_mesh()
+    if mesh.empty:
+      return aval.update(shape=shape)
+    sharding = NamedSharding(mesh, PartitionSpec(*[None] * len(aval.shape)))
+  spec = tuple(sharding.spec._normalized_spec_for_aval(len(aval.shape)))
+  entry = None if ema is None else ema[0] if len(ema) == 1 else ema
+  new = type(sharding)(sharding.mesh, type(sharding.spec)(*spec[:dim], entry, *spec[dim:]))
+  return aval.update(shape=shape, sharding=new)
 
 
 # ----------------------------------------------------------------------------

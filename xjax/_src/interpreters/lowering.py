@@ -324,11 +324,12 @@ def lower_jaxpr_body(ctx: LoweringContext, jaxpr: core.Jaxpr, consts, args) -> l
 
 
 def _pin_explicit_shardings(ctx, outvars, outs) -> list:
-  """Values typed as split over Explicit mesh axes, pinned so (``sdy.sharding_constraint``)."""
+  """Values typed over Explicit mesh axes (split or replicated on them), pinned so
+  (``sdy.sharding_constraint``), as JAX's lowering does for every typed result."""
   pinned = []
   for v, out in zip(outvars, outs):
     sharding = getattr(v.aval, "sharding", None)
-    if sharding is not None and any(e is not None for e in sharding.spec):
+    if sharding is not None:
       out = ctx.op1("sdy.sharding_constraint", [out], out.type,
                     f"sharding = {sharding.sdy_text(len(v.aval.shape))}")
     pinned.append(out)

@@ -199,15 +199,16 @@ def with_sharding_constraint(x, shardings):
 
 
 def reshard(xs, out_shardings):
-  """`xs` (a pytree of arrays) moved to `out_shardings` (Shardings or PartitionSpecs over
-  the context mesh), on Explicit and Auto axes alike.
+  """`xs` (a pytree of arrays) moved to `out_shardings` (NamedShardings or PartitionSpecs
+  over the context mesh) whose spec names only Explicit mesh axes.
 
   The result's type carries the new sharding's Explicit axes, traced or not
   (``jax.typeof(reshard(x, P(None, 'x')))`` is ``f32[8,8@x]``).
 
   Raises:
     ValueError: a PartitionSpec outside any mesh context, a sharding other than
-      a NamedSharding, or a sharding that does not divide a dimension.
+      a NamedSharding, a spec naming an Auto or Manual axis, or a sharding that does
+      not divide a dimension.
 
   Mirrors `jax.reshard`.
   """
@@ -215,6 +216,14 @@ def reshard(xs, out_shardings):
     if not isinstance(s, NamedSharding):
       raise ValueError("Reshard should only be used with out_shardings which are non-None "
                        f"and have a non-empty mesh. Got sharding {s}.")
+    types = dict(zip(s.mesh.axis_names, s.mesh.axis_types))
+    for entry in s.spec:
+      for name in axes_of(entry):
+        if types.get(name) in (AxisType.Auto, AxisType.Manual):
+          raise ValueError(
+              "PartitionSpec passed to reshard cannot contain axis names that are of type Auto "
+              f"or Manual. Got PartitionSpec: {s.spec!r} with axis name: {name} of type: "
+              f"AxisType.{types[name].name}.")
     ndim = len(core.get_aval(v).shape)
     return reshard_p.bind(v, dst_sharding=s.with_spec(s.spec._normalized_spec_for_aval(ndim)))
   return _constrain(xs, out_shardings, "reshard", lambda v, s: False, bind)

@@ -357,12 +357,16 @@ def set_mesh(mesh: Mesh) -> _SetMesh:
   """Makes `mesh` the context mesh of this thread: at once, or for a ``with`` block.
 
   Raises:
-    ValueError: `mesh` is not a concrete `Mesh`.
+    ValueError: `mesh` is not a concrete `Mesh`, or has Manual axes.
 
   Mirrors `jax.set_mesh` (and `jax.sharding.set_mesh`).
   """
   if not isinstance(mesh, Mesh):
     raise ValueError(f"Expected mesh of type `jax.sharding.Mesh`. Got {type(mesh)}")
+  if AxisType.Manual in mesh.axis_types:
+    raise ValueError(f"mesh {mesh} contains manual axes which is not allowed when using "
+                     "`jax.set_mesh`. Please use `jax.shard_map` to enter into `Manual` mode "
+                     "instead.")
   previous = _context.mesh
   _context.mesh = mesh
   config.trace_context_changed()

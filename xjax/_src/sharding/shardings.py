@@ -431,6 +431,10 @@ def _named_tiles(axis_names, axis_sizes, spec, ndim) -> TileDescription:
 
 
 def _check_spec(mesh, spec: PartitionSpec) -> None:
+  if (any(e is PartitionSpec.UNCONSTRAINED for e in spec)
+      and mesh_lib.AxisType.Auto not in tuple(mesh.axis_types)):
+    raise ValueError(f"{spec!r} cannot contain `P.UNCONSTRAINED` when no mesh axis_types are "
+                     f"`Auto`. Got mesh axis_types: {tuple(mesh.axis_types)}")
   seen = set()
   for entry in spec:
     for axis in axes_of(entry):
