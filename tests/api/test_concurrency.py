@@ -115,7 +115,7 @@ _FIRST_CALLS = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.02, 0.05, 0.1, 0.2, 0.4])
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.2])
 def test_keyboard_interrupt_during_first_calls_does_not_crash(delay):
   # Issue 12 saw a segfault in 3 of 12 runs; a KeyboardInterrupt must end the
   # process as Python does (killed by SIGINT after the traceback), not by a crash.
