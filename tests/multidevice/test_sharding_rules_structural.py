@@ -170,3 +170,13 @@ def test_replicated_typed_results_are_pinned_as_jax(mesh):
   a, _, _ = _operands()
   text = xjax.jit(lambda x: jnp.sum(x)).lower(a).as_text()
   assert "sdy.sharding_constraint" in text and "[]>" in text
+
+
+def test_mesh_update_as_jax():
+  m = xjax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+  a = m.abstract_mesh.update(axis_sizes=(4, 2), axis_names=("a", "b"))
+  assert (a.axis_sizes, a.axis_names, a.axis_types) == ((4, 2), ("a", "b"), m.axis_types)
+  assert a.update(axis_types=(AxisType.Explicit,) * 2).axis_types == (AxisType.Explicit,) * 2
+  e = m.update(axis_types=(AxisType.Explicit, AxisType.Auto))
+  assert e.axis_types == (AxisType.Explicit, AxisType.Auto)
+  assert list(e.devices.flat) == list(m.devices.flat)

@@ -241,9 +241,15 @@ class Mesh(_MeshBase):
     return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types, _device_kind=kind,
                         _platform=platform)
 
+  def update(self, devices=None, axis_names=None, axis_types=None) -> Mesh:
+    """A copy with the given devices, names or types. Mirrors `jax.sharding.Mesh.update`."""
+    return Mesh(self.devices if devices is None else devices,
+                self.axis_names if axis_names is None else axis_names,
+                self.axis_types if axis_types is None else axis_types)
+
   def update_axis_types(self, name_to_type: dict) -> Mesh:
-    types = tuple(name_to_type.get(n, t) for n, t in zip(self.axis_names, self.axis_types))
-    return Mesh(self.devices, self.axis_names, types)
+    return self.update(axis_types=tuple(
+        name_to_type.get(n, t) for n, t in zip(self.axis_names, self.axis_types)))
 
   def __enter__(self):
     self._ctx_token.append(_push_mesh(self))
@@ -289,10 +295,17 @@ class AbstractMesh(_MeshBase):
   def abstract_mesh(self) -> AbstractMesh:
     return self
 
+  def update(self, axis_sizes=None, axis_names=None, axis_types=None) -> AbstractMesh:
+    """A copy with the given sizes, names or types (on the same kind of device). Mirrors
+    `jax.sharding.AbstractMesh.update`."""
+    return AbstractMesh(self.axis_sizes if axis_sizes is None else axis_sizes,
+                        self.axis_names if axis_names is None else axis_names,
+                        self.axis_types if axis_types is None else axis_types,
+                        _device_kind=self._device_kind, _platform=self._platform)
+
   def update_axis_types(self, name_to_type: dict) -> AbstractMesh:
-    types = tuple(name_to_type.get(n, t) for n, t in zip(self.axis_names, self.axis_types))
-    return AbstractMesh(self.axis_sizes, self.axis_names, types, _device_kind=self._device_kind,
-                        _platform=self._platform)
+    return self.update(axis_types=tuple(
+        name_to_type.get(n, t) for n, t in zip(self.axis_names, self.axis_types)))
 
 
 # ----------------------------------------------------------------------------
