@@ -24,7 +24,7 @@ KNOWN_MISSING = {
     "jax": set("""
     array_garbage_collection_guard auto_pcast default_prng_impl
     jax2tf_associative_scan_reductions memory
-    remove_size_one_mesh_axis_from_type smap
+    remove_size_one_mesh_axis_from_type
     thread_guard
     """.split()),
     "jax.extend": set("""

@@ -161,8 +161,6 @@ GAPS = {
                  "iteration, so the loop stays whole",
         "composite": "JAX 0.10.2 has no DCE rule for composite either: its decomposition is "
                      "kept whole, as the custom call it names",
-        "shard_map": "not yet: JAX prunes the body and the in/out specs (_shard_map_dce); xjax "
-                     "keeps or drops the whole equation",
     },
     "partial_eval": {
         "remat_opt": "as JAX, which has no partial-eval rule for it: the whole equation is "
@@ -185,6 +183,7 @@ NO_SPEC = {
                     "api/test_vmap.py"),  # only defined inside a named axis
     **dict.fromkeys(("cond", "while", "scan"), "lax/control_flow/test_control_flow.py"),
     "jit": "api/test_jit.py",
+    "all_gather_invariant": "multidevice/test_shard_map_vma_types.py",  # inside shard_map only
     **dict.fromkeys(("call", "closed_call"), "extend/test_extend.py"),
     "name": "core/test_checkpoint_policies.py",
     "linear_call": "core/test_linear_call.py",

@@ -262,3 +262,16 @@ def test_pvary_is_inserted_where_operand_types_differ():
   g = jax.jit(jax.shard_map(lambda x: lax.pmax(x, "x"), mesh=mesh, in_specs=P(), out_specs=P()))
   assert "pvary[axes=('x',)" in str(jax.make_jaxpr(g)(jnp.arange(8.0)))
   np.testing.assert_allclose(np.asarray(g(jnp.arange(8.0))), np.arange(8.0))
+
+
+def test_auto_pcast_off_raises_for_operands_of_different_types():
+  from xjax._src import config as config_lib
+  mesh = Mesh(np.array(jax.devices()[:2]), ("i",))
+  f = jax.shard_map(lambda x, y: x * y, mesh=mesh, in_specs=(P("i"), P()), out_specs=P("i"))
+  x, y = jnp.ones((4, 2)), jnp.ones((2, 2))
+  with config_lib.auto_pcast(False):
+    with pytest.raises(ValueError, match="requires varying manual axes to match"):
+      f(x, y)
+    with pytest.raises(ValueError, match="requires varying manual axes to match"):
+      jax.jit(f)(x, y)
+  np.testing.assert_allclose(np.asarray(jax.jit(f)(x, y)), np.ones((4, 2)))

@@ -127,6 +127,8 @@ _FLAGS = [
     _Flag("jax_check_static_indices", False, "JAX_CHECK_STATIC_INDICES",
           help="Raise IndexError for static integer indices out of bounds in jnp indexing "
           "(checked when the indexing mode is 'promise_in_bounds', the default of gathers)."),
+    _Flag("jax_auto_pcast", True, "JAX_AUTO_PCAST",
+          help="If True, automatically insert `pvary` to match VMAs on simple ops."),
     _Flag("jax_check_tracer_leaks", False, "JAX_CHECK_TRACER_LEAKS",
           help="Turn on checking for leaked tracers as soon as a trace completes. Enabling "
           "leak checking may have performance impacts: some caching is disabled, and other "
@@ -409,7 +411,7 @@ class Config:
            self.jax_threefry_partitionable, self.jax_debug_nans, self.jax_debug_infs,
            self.jax_debug_key_reuse, self.jax_check_tracer_leaks,
            self.jax_allow_f16_reductions, self.jax_check_static_indices,
-           self.jax_default_prng_impl, self.jax_no_execution,
+           self.jax_default_prng_impl, self.jax_no_execution, self.jax_auto_pcast,
            *(provider() for provider in _context_providers))
     # Interned: equal contexts give the same tuple object (callers compare keys by
     # identity first), and each distinct context a small int (`context_id`).
@@ -478,7 +480,7 @@ VALUES_KEY_NAMES = (
     "jax_numpy_dtype_promotion", "jax_threefry_partitionable", "jax_debug_nans",
     "jax_debug_infs", "jax_debug_key_reuse", "jax_check_tracer_leaks",
     "jax_allow_f16_reductions", "jax_check_static_indices", "jax_default_prng_impl",
-    "jax_no_execution")
+    "jax_no_execution", "jax_auto_pcast")
 
 
 class UserContext:
@@ -624,6 +626,7 @@ enable_checks = _bool_state("jax_enable_checks")
 debug_nans = _bool_state("jax_debug_nans")
 debug_infs = _bool_state("jax_debug_infs")
 check_tracer_leaks = _bool_state("jax_check_tracer_leaks")
+auto_pcast = _bool_state("jax_auto_pcast")
 checking_leaks = functools.partial(check_tracer_leaks, True)
 log_compiles = _bool_state("jax_log_compiles")
 explain_cache_misses = _bool_state("jax_explain_cache_misses")

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from xjax._src.config import config
+
 _EMPTY = frozenset()
 
 
@@ -140,7 +142,7 @@ def insert_pvary(prim, args, params):
   the others together (JAX's automatic insertion, `core.auto_insert_reshard`; Python
   scalars and NumPy values included): the operands of an n-ary primitive then have one
   type. Higher-order primitives, collectives and state primitives are skipped."""
-  if pvary is None or prim.name in _NO_INSERT:
+  if pvary is None or prim.name in _NO_INSERT or not config.jax_auto_pcast:
     return args
   vmas = [_operand_vma(a) for a in args]
   present = [v for v in vmas if v is not None]
@@ -174,6 +176,16 @@ def _has_jaxprs(params, jaxpr_types) -> bool:
   return False
 
 
+def _check_equal(prim, avals, shaped) -> None:
+  """JAX's error for operands of different vma where no pvary was inserted (auto_pcast off)."""
+  vmas = [a.vma for a in avals if type(a) is shaped]
+  if any(v != vmas[0] for v in vmas[1:]):
+    raise ValueError(
+        f"Primitive {prim.name} requires varying manual axes to match, but got {vmas}. "
+        "Please open an issue at https://github.com/jax-ml/jax/issues and as a temporary "
+        "workaround pass the check_vma=False argument to `jax.shard_map`")
+
+
 def make_hook(core):
   """The `core.vma_rule_hook`: sets the vma of a primitive's abstract-eval results."""
   global _jaxpr_types
@@ -193,6 +205,8 @@ def make_hook(core):
       return out  # the sub-jaxprs typed the results
     else:
       vma = _union(avals)
+      if not config.jax_auto_pcast and prim.name not in _NO_INSERT:
+        _check_equal(prim, avals, shaped)
     if prim.multiple_results:
       return [with_vma(a, vma) for a in out]
     return with_vma(out, vma)
