@@ -37,8 +37,11 @@ def _params():
     x64 = mode.startswith("x64")
     ids = [c for c, _ in random_cases.cases(xjax, jnp, np, x64)]
     assert set(ids) == set(records), "goldens out of date: run tools/golden_random.py"
+    # The fourth mode (x64 with the partitionable layout) repeats the other three's checks
+    # in combination: it runs in the nightly tier, to keep CI under its time limit.
+    marks = [pytest.mark.nightly] if mode == "x64-partitionable" else []
     for case_id in ids:
-      out.append(pytest.param(mode, case_id, id=f"{mode}-{case_id}"))
+      out.append(pytest.param(mode, case_id, id=f"{mode}-{case_id}", marks=marks))
   return out
 
 

@@ -120,8 +120,12 @@ class BatchTracer(core.Tracer):
     self._source_info = source
     full = core.get_aval(val)
     shape = full.shape
-    self._aval = full.update(shape=shape[:batch_dim] + shape[batch_dim + 1:],
-                             sharding=full.sharding and mapped_sharding(full.sharding, batch_dim))
+    sharding = getattr(full, "sharding", None)  # refs' avals have none
+    if sharding is None:
+      self._aval = full.update(shape=shape[:batch_dim] + shape[batch_dim + 1:])
+    else:
+      self._aval = full.update(shape=shape[:batch_dim] + shape[batch_dim + 1:],
+                               sharding=mapped_sharding(sharding, batch_dim))
 
   @property
   def aval(self):
@@ -470,8 +474,8 @@ def unmapped_aval(aval, dim: int, axis_data: AxisData):
   vmap's Explicit mesh axes there (JAX's `unmapped_aval`)."""
   shape = aval.shape[:dim] + (axis_data.size,) + aval.shape[dim:]
   ema = axis_data.explicit_mesh_axis
-  sharding = aval.sharding
-  if sharding is None and ema is None:
+  sharding = getattr(aval, "sharding", None)
+  if (sharding is None and ema is None) or not hasattr(aval, "sharding"):  # refs: untyped
     return aval.update(shape=shape)
   if sharding is None:
     # Deferred: the sharding package sits above the interpreters.
