@@ -19,17 +19,14 @@ def _weak_scalar_aval(dtype) -> core.ShapedArray:
   return core._scalar_aval(np.dtype(dtype), True)
 
 
-class TypedInt(int):
-  """A Python int with a JAX dtype (`dtype`) and its weak scalar type (`aval`).
+class _TypedScalar:
+  """What the three typed scalars share: construction from (value, dtype), `aval`, the
+  repr and pickling. `_python` is the Python number type each one extends."""
+  __slots__ = ()
+  _python: type
 
-  Args (constructor): value, the int; dtype, a NumPy integer dtype.
-
-  Mirrors `jax._src.literals.TypedInt`.
-  """
-  dtype: np.dtype
-
-  def __new__(cls, value: int, dtype):
-    v = super().__new__(cls, value)
+  def __new__(cls, value, dtype):
+    v = cls._python.__new__(cls, value)
     v.dtype = np.dtype(dtype)
     return v
 
@@ -38,13 +35,24 @@ class TypedInt(int):
     return _weak_scalar_aval(self.dtype)
 
   def __repr__(self):
-    return f"TypedInt({int(self)}, dtype={self.dtype.name})"
+    return f"{type(self).__name__}({self._python(self)}, dtype={self.dtype.name})"
 
   def __getnewargs__(self):
-    return (int(self), self.dtype)
+    return (self._python(self), self.dtype)
 
 
-class TypedFloat(float):
+class TypedInt(_TypedScalar, int):
+  """A Python int with a JAX dtype (`dtype`) and its weak scalar type (`aval`).
+
+  Args (constructor): value, the int; dtype, a NumPy integer dtype.
+
+  Mirrors `jax._src.literals.TypedInt`.
+  """
+  _python = int
+  dtype: np.dtype
+
+
+class TypedFloat(_TypedScalar, float):
   """A Python float with a JAX dtype (`dtype`) and its weak scalar type (`aval`).
 
   Args (constructor): value, the float; dtype, a NumPy floating dtype.
@@ -52,27 +60,13 @@ class TypedFloat(float):
   Mirrors `jax._src.literals.TypedFloat`.
   """
   __slots__ = ("dtype",)
-
-  def __new__(cls, value: float, dtype):
-    v = super().__new__(cls, value)
-    v.dtype = np.dtype(dtype)
-    return v
-
-  @property
-  def aval(self) -> core.ShapedArray:
-    return _weak_scalar_aval(self.dtype)
-
-  def __repr__(self):
-    return f"TypedFloat({float(self)}, dtype={self.dtype.name})"
+  _python = float
 
   def __str__(self):
     return str(float(self))
 
-  def __getnewargs__(self):
-    return (float(self), self.dtype)
 
-
-class TypedComplex(complex):
+class TypedComplex(_TypedScalar, complex):
   """A Python complex with a JAX dtype (`dtype`) and its weak scalar type (`aval`).
 
   Args (constructor): value, the complex; dtype, a NumPy complex dtype.
@@ -80,21 +74,7 @@ class TypedComplex(complex):
   Mirrors `jax._src.literals.TypedComplex`.
   """
   __slots__ = ("dtype",)
-
-  def __new__(cls, value: complex, dtype):
-    v = super().__new__(cls, value)
-    v.dtype = np.dtype(dtype)
-    return v
-
-  @property
-  def aval(self) -> core.ShapedArray:
-    return _weak_scalar_aval(self.dtype)
-
-  def __repr__(self):
-    return f"TypedComplex({complex(self)}, dtype={self.dtype.name})"
-
-  def __getnewargs__(self):
-    return (complex(self), self.dtype)
+  _python = complex
 
 
 typed_scalar_types: set[type] = {TypedInt, TypedFloat, TypedComplex}
